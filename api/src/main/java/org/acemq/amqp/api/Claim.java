@@ -1,0 +1,31 @@
+package org.acemq.amqp.api;
+
+import java.util.Objects;
+
+/**
+ * What {@link LeasedIdempotencyStore#acquire} found, and for a successful claim the handle that names the lease.
+ *
+ * @param messageId the identifier that was claimed
+ * @param result whether the caller owns the identifier now, or why not
+ * @param attempt for {@link IdempotencyStore.ClaimResult#CLAIMED}: this claim's attempt number (1 for the first
+ *     claim); otherwise the number of unconfirmed claims recorded so far (may be 0 when the store does not know)
+ */
+public record Claim(String messageId, IdempotencyStore.ClaimResult result, int attempt) {
+
+    /** Validates the fields. */
+    public Claim {
+        Objects.requireNonNull(messageId, "messageId");
+        Objects.requireNonNull(result, "result");
+        if (attempt < 0) {
+            throw new IllegalArgumentException("attempt must be >= 0, but was " + attempt);
+        }
+        if (result == IdempotencyStore.ClaimResult.CLAIMED && attempt < 1) {
+            throw new IllegalArgumentException("attempt of a CLAIMED claim must be >= 1, but was " + attempt);
+        }
+    }
+
+    /** @return whether the caller owns the identifier now */
+    public boolean claimed() {
+        return result == IdempotencyStore.ClaimResult.CLAIMED;
+    }
+}
