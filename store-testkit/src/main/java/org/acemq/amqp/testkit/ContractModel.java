@@ -1,0 +1,275 @@
+package org.acemq.amqp.testkit;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+
+/**
+ * A deliberately simple reference model of the {@link org.acemq.amqp.api.LeasedIdempotencyStore} contract, in
+ * whole seconds of model time.
+ *
+ * <p>Where the contract leaves a choice to the implementation, the model is <em>nondeterministic</em>: it keeps the
+ * set of states the store may be in for each identifier, and every observed answer narrows that set down. An answer
+ * no possible state allows is a contract violation. The choices left open are:
+ * <ul>
+ *   <li>when a released identifier, or one whose lease lapsed without a takeover, is forgotten: not before
+ *       {@code retention} after it became idle, and possibly never (so its attempt count may restart at 1
+ *       afterwards, or continue);</li>
+ *   <li>whether confirming an already confirmed identifier restarts its retention;</li>
+ *   <li>whether {@code renew} and {@code release(Claim)} of the owner's own lapsed but not taken-over lease act on
+ *       it;</li>
+ *   <li>the attempt count reported for a confirmed identifier (by {@code attempts} or in an
+ *       {@code ALREADY_CONFIRMED} claim), and for {@code IN_PROGRESS} either the count or 0.</li>
+ * </ul>
+ * Everything else is exact: a lease is live while {@code now < grantedAt + lease}, a confirmation is remembered
+ * while {@code now < confirmedAt + retention} and forgotten (attempt count and all) from then on.
+ */
+final class ContractModel {
+
+    enum Kind { ABSENT, CLAIMED, RELEASED, CONFIRMED }
+
+    /**
+     * One possible state of one identifier.
+     *
+     * @param deadline CLAIMED: when the lease ends; RELEASED: earliest time it may be forgotten; CONFIRMED: when it is
+     *     forgotten
+     */
+    record State(Kind kind, int owner, int attempt, long deadline) {
+        static final State ABSENT = new State(Kind.ABSENT, -1, 0, 0);
+
+        @Override
+        public String toString() {
+            switch (kind) {
+                case ABSENT: return "ABSENT";
+                case CLAIMED: return "CLAIMED(owner=" + owner + ", attempt=" + attempt + ", leaseUntil=" + deadline + ")";
+                case RELEASED: return "RELEASED(attempt=" + attempt + ", mayForgetFrom=" + deadline + ")";
+                default: return "CONFIRMED(attempt=" + attempt + ", forgottenAt=" + deadline + ")";
+            }
+        }
+    }
+
+    /** An allowed answer and the state that follows it. */
+    private record Outcome(Predicate<Object> accepts, String expected, State next) {
+    }
+
+    private final long lease;
+    private final long retention;
+    private final Map<String, Set<State>> states = new HashMap<>();
+    private long now;
+
+    ContractModel(long leaseSeconds, long retentionSeconds) {
+        this.lease = leaseSeconds;
+        this.retention = retentionSeconds;
+    }
+
+    void advance(long seconds) {
+        now += seconds;
+    }
+
+    long now() {
+        return now;
+    }
+
+    // ---- operations: each returns a description of what was allowed when the answer fits no possible state ----
+
+    /** acquire / tryClaim / claim: {@code answer} is the Claim, ClaimResult or Boolean the store returned. */
+    void acquire(int owner, String id, Object answer, Function<Claim, Object> view) {
+        apply(id, answer, state -> {
+            List<Outcome> out = new ArrayList<>();
+            switch (state.kind) {
+                case ABSENT:
+                    out.add(claimed(id, view, 1, new State(Kind.CLAIMED, owner, 1, now + lease)));
+                    break;
+                case CLAIMED:
+                    if (now < state.deadline) {
+                        out.add(refused(view, ClaimResult.IN_PROGRESS, state.attempt, true, state));
+                    } else {
+                        out.add(claimed(id, view, state.attempt + 1,
+                                new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease)));
+                    }
+                    break;
+                case RELEASED:
+                    out.add(claimed(id, view, state.attempt + 1,
+                            new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease)));
+                    break;
+                default:
+                    out.add(refused(view, ClaimResult.ALREADY_CONFIRMED, -1, false, state));
+            }
+            return out;
+        });
+    }
+
+    private static Outcome claimed(String id, Function<Claim, Object> view, int attempt, State next) {
+        Object expected = view.apply(new Claim(id, ClaimResult.CLAIMED, attempt));
+        return new Outcome(expected::equals, String.valueOf(expected), next);
+    }
+
+    private static Outcome refused(Function<Claim, Object> view, ClaimResult result, int attempt, boolean orZero,
+            State next) {
+        // the attempt reported with a refusal is only checked for IN_PROGRESS (count or 0), never for ALREADY_CONFIRMED
+        Object plain = view.apply(new Claim("x", result, 0));
+        if (!(plain instanceof Claim)) {
+            return new Outcome(plain::equals, String.valueOf(plain), next);
+        }
+        Predicate<Object> ok = a -> a instanceof Claim
+                && ((Claim) a).result() == result
+                && (attempt < 0 || ((Claim) a).attempt() == attempt || (orZero && ((Claim) a).attempt() == 0));
+        return new Outcome(ok, result + (attempt < 0 ? "" : " attempt " + attempt + (orZero ? " or 0" : "")), next);
+    }
+
+    void confirmId(String id) {
+        apply(id, null, state -> confirmed(state, a -> a == null, "nothing"));
+    }
+
+    void confirmClaim(int owner, Claim claim, boolean answer) {
+        apply(claim.messageId(), answer, state -> {
+            boolean held = holds(state, owner, claim) && now < state.deadline;
+            return confirmed(state, Boolean.valueOf(held)::equals, String.valueOf(held));
+        });
+    }
+
+    private List<Outcome> confirmed(State state, Predicate<Object> accepts, String expected) {
+        List<Outcome> out = new ArrayList<>();
+        if (state.kind == Kind.CONFIRMED) {
+            out.add(new Outcome(accepts, expected, state));
+            out.add(new Outcome(accepts, expected, new State(Kind.CONFIRMED, -1, state.attempt, now + retention)));
+        } else {
+            out.add(new Outcome(accepts, expected, new State(Kind.CONFIRMED, -1, state.attempt, now + retention)));
+        }
+        return out;
+    }
+
+    void releaseId(int owner, String id) {
+        apply(id, null, state -> {
+            Predicate<Object> none = a -> a == null;
+            if (state.kind != Kind.CLAIMED || state.owner != owner) {
+                return List.of(new Outcome(none, "nothing", state));
+            }
+            if (now < state.deadline) {
+                return List.of(new Outcome(none, "nothing", released(state, now)));
+            }
+            return List.of(new Outcome(none, "nothing", released(state, state.deadline)),
+                    new Outcome(none, "nothing", state));
+        });
+    }
+
+    void releaseClaim(int owner, Claim claim, boolean answer) {
+        apply(claim.messageId(), answer, state -> {
+            if (!holds(state, owner, claim)) {
+                return List.of(new Outcome(Boolean.FALSE::equals, "false", state));
+            }
+            if (now < state.deadline) {
+                return List.of(new Outcome(Boolean.TRUE::equals, "true", released(state, now)));
+            }
+            return List.of(new Outcome(Boolean.TRUE::equals, "true (lapsed, not taken over)",
+                            released(state, state.deadline)),
+                    new Outcome(Boolean.FALSE::equals, "false (lapsed, not taken over)", state));
+        });
+    }
+
+    private State released(State state, long idleSince) {
+        return new State(Kind.RELEASED, -1, state.attempt, idleSince + retention);
+    }
+
+    void renew(int owner, Claim claim, boolean answer) {
+        apply(claim.messageId(), answer, state -> {
+            if (!holds(state, owner, claim)) {
+                return List.of(new Outcome(Boolean.FALSE::equals, "false", state));
+            }
+            State extended = new State(Kind.CLAIMED, owner, state.attempt, now + lease);
+            if (now < state.deadline) {
+                return List.of(new Outcome(Boolean.TRUE::equals, "true", extended));
+            }
+            return List.of(new Outcome(Boolean.TRUE::equals, "true (lapsed, not taken over)", extended),
+                    new Outcome(Boolean.FALSE::equals, "false (lapsed, not taken over)", state));
+        });
+    }
+
+    void isConfirmed(String id, boolean answer) {
+        apply(id, answer, state -> {
+            boolean confirmed = state.kind == Kind.CONFIRMED;
+            return List.of(new Outcome(Boolean.valueOf(confirmed)::equals, String.valueOf(confirmed), state));
+        });
+    }
+
+    void attempts(String id, int answer) {
+        apply(id, answer, state -> {
+            switch (state.kind) {
+                case ABSENT:
+                    return List.of(new Outcome(Integer.valueOf(0)::equals, "0", state));
+                case CONFIRMED:
+                    return List.of(new Outcome(a -> a instanceof Integer && (Integer) a >= 0, "any count", state));
+                default:
+                    return List.of(new Outcome(Integer.valueOf(state.attempt)::equals,
+                            String.valueOf(state.attempt), state));
+            }
+        });
+    }
+
+    private static boolean holds(State state, int owner, Claim claim) {
+        return state.kind == Kind.CLAIMED && state.owner == owner && state.attempt == claim.attempt();
+    }
+
+    // ---- the nondeterministic core ----
+
+    private void apply(String id, Object answer, Function<State, List<Outcome>> step) {
+        Set<State> before = possibleNow(id);
+        Set<State> after = new LinkedHashSet<>();
+        List<String> allowed = new ArrayList<>();
+        for (State state : before) {
+            for (Outcome outcome : step.apply(state)) {
+                if (outcome.accepts.test(answer)) {
+                    after.add(outcome.next);
+                } else {
+                    allowed.add(outcome.expected + " (from " + state + ")");
+                }
+            }
+        }
+        if (after.isEmpty()) {
+            throw new AssertionError("at model time " + now + "s, '" + id + "' answered " + answer
+                    + " but the contract allows only " + allowed);
+        }
+        states.put(id, after);
+    }
+
+    /** The states an identifier may be in at the current time, with forgetting applied. */
+    private Set<State> possibleNow(String id) {
+        Set<State> result = new LinkedHashSet<>();
+        for (State state : states.getOrDefault(id, Set.of(State.ABSENT))) {
+            switch (state.kind) {
+                case CONFIRMED:
+                    result.add(now < state.deadline ? state : State.ABSENT);
+                    break;
+                case RELEASED:
+                    result.add(state);
+                    if (now >= state.deadline) {
+                        result.add(State.ABSENT);
+                    }
+                    break;
+                case CLAIMED:
+                    result.add(state);
+                    if (now >= state.deadline + retention) {
+                        result.add(State.ABSENT);
+                    }
+                    break;
+                default:
+                    result.add(state);
+            }
+        }
+        return result;
+    }
+
+    String describe() {
+        StringBuilder text = new StringBuilder("model at ").append(now).append("s:");
+        states.forEach((id, possible) -> text.append(' ').append(id).append('=').append(possible));
+        return text.toString();
+    }
+}

@@ -1,0 +1,953 @@
+package org.acemq.amqp.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.LeasedIdempotencyStore;
+import org.acemq.amqp.api.MessageIds;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.Timeout;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
+import net.jqwik.api.lifecycle.AfterTry;
+
+/**
+ * The contract every {@link LeasedIdempotencyStore} shipped with AceMQ must pass. A store's test extends this class,
+ * implements the three abstract methods, and inherits every test: JUnit Jupiter tests for each rule of the contract,
+ * two many-thread contention tests, and a jqwik property that runs random operation sequences of two owners against
+ * a reference model of the contract.
+ *
+ * <h2>The SPI</h2>
+ * <pre>{@code
+ * class JdbcIdempotencyStoreTest extends IdempotencyStoreContract<JdbcIdempotencyStore> {
+ *     protected JdbcIdempotencyStore createStore(Duration lease, Duration retention) { ... }  // over EMPTY state
+ *     protected JdbcIdempotencyStore createPeer(JdbcIdempotencyStore first) { ... }          // same state, other owner
+ *     protected void advanceTime(Duration amount) { ... }                                     // move the stores' "now"
+ * }
+ * }</pre>
+ * <ul>
+ *   <li>{@link #createStore} is called at the start of every test and of every property try, and must return a store
+ *       over <em>empty</em> state (no identifier known): truncate the table, or build a new in-memory state.
+ *       Within one test it is called once, except by the bad-input factory, which creates one store for all its
+ *       dynamic tests.</li>
+ *   <li>{@link #createPeer} returns a second store over the same state with a <em>different owner identity</em>,
+ *       as another consumer process would have. It may be called several times for one {@code first} (a third
+ *       party); each call must give a new owner. The kit never mixes owners of different {@code createStore}
+ *       calls.</li>
+ *   <li>{@link #advanceTime} moves the notion of "now" of every store created in the current test forward by
+ *       {@code amount}. The kit only ever passes whole seconds, and uses leases of at least 10 s, so a store driven
+ *       by the real wall clock can implement it by shifting its stored deadlines and expiry times back by
+ *       {@code amount}; the few milliseconds of real time a test takes never cross a boundary the kit checks,
+ *       because the kit checks "still live" at least one second before a deadline and "expired" at or after it.
+ *       A lease granted at {@code t} is live while {@code now < t + lease}; a confirmation made at {@code t} is
+ *       remembered while {@code now < t + retention}.</li>
+ * </ul>
+ * Optional hooks, with defaults: {@link #contentionThreads()} (16), {@link #contentionIds()} (10,000),
+ * {@link #contentionTimeout()} (2 minutes), and {@link #closeStore} (does nothing; called for every created store at
+ * the end of each test and property try).
+ *
+ * <h2>Running it</h2>
+ * Name the subclass {@code *Test} (surefire) or {@code *IT} (failsafe); it must not be abstract. The property test
+ * runs on the jqwik JUnit platform engine, which comes with this kit's {@code net.jqwik:jqwik} dependency; both
+ * engines pick up the same class. jqwik writes a failure database to {@code .jqwik-database} in the working
+ * directory unless told otherwise: put {@code jqwik.database = target/jqwik-database} in
+ * {@code src/test/resources/junit-platform.properties}. A failing property is shrunk and reported with its operation
+ * sequence and the model's possible states.
+ *
+ * <h2>Lifecycle</h2>
+ * JUnit creates one instance per test method, jqwik one per property; the property creates fresh stores for every
+ * try. Subclasses therefore keep per-test state (a mutable clock, a schema name) in instance fields assigned in
+ * {@code createStore}, and shared expensive resources (a database, a connection pool) in static fields set up in
+ * {@code @BeforeAll}.
+ *
+ * <h2>What the contract leaves open</h2>
+ * The kit does not check: the attempt count reported for a confirmed identifier, whether confirming twice restarts
+ * the retention, when (or whether) a released or lapsed-and-untouched identifier is forgotten as long as it is not
+ * forgotten before {@code retention} has passed since it became idle, and whether the owner's own {@code renew} or
+ * {@code release(Claim)} still acts on its lapsed lease that nobody took over. Everything else in the
+ * {@link org.acemq.amqp.api.IdempotencyStore} and {@link LeasedIdempotencyStore} Javadoc is checked.
+ *
+ * @param <S> the store type under test
+ */
+public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore> {
+
+    /** The lease most tests use. */
+    protected static final Duration LEASE = Duration.ofSeconds(10);
+    /** The retention most tests use. */
+    protected static final Duration RETENTION = Duration.ofSeconds(60);
+
+    private static final Duration SECOND = Duration.ofSeconds(1);
+
+    private final List<S> created = Collections.synchronizedList(new ArrayList<>());
+
+    /** For subclasses. */
+    protected IdempotencyStoreContract() {
+    }
+
+    /**
+     * Creates a store over empty state.
+     *
+     * @param lease the lease duration the store must use ({@link LeasedIdempotencyStore#leaseDuration()})
+     * @param retention the retention the store must use ({@link LeasedIdempotencyStore#retention()}); always longer
+     *     than {@code lease}
+     * @return a store that knows no identifier, with its own owner identity
+     */
+    protected abstract S createStore(Duration lease, Duration retention);
+
+    /**
+     * Creates another store over the same state as {@code first}, with the same lease and retention but a different
+     * owner identity (another consumer process, as far as the contract is concerned).
+     *
+     * @param first a store returned by {@link #createStore} in the current test
+     * @return a new peer; every call returns a new owner
+     */
+    protected abstract S createPeer(S first);
+
+    /**
+     * Moves the time seen by every store of the current test forward.
+     *
+     * @param amount a positive whole number of seconds
+     */
+    protected abstract void advanceTime(Duration amount);
+
+    /** @return how many threads race in the contention tests; at least 16 by default */
+    protected int contentionThreads() {
+        return 16;
+    }
+
+    /** @return how many identifiers the contention tests race on */
+    protected int contentionIds() {
+        return 10_000;
+    }
+
+    /**
+     * @return how long one contention test may take before it fails; for a slow backing store, raise this rather
+     *     than lowering {@link #contentionIds()} below what shows races
+     */
+    protected Duration contentionTimeout() {
+        return Duration.ofMinutes(2);
+    }
+
+    /**
+     * Called for every store the kit created (including peers) when a test or property try ends.
+     *
+     * @param store a store from {@link #createStore} or {@link #createPeer}
+     */
+    protected void closeStore(S store) {
+    }
+
+    /** Closes the stores of the JUnit test that just ended. */
+    @AfterEach
+    protected final void closeStoresAfterEach() {
+        closeAll();
+    }
+
+    /** Closes the stores of the property try that just ended. */
+    @AfterTry
+    protected final void closeStoresAfterTry() {
+        closeAll();
+    }
+
+    private void closeAll() {
+        List<S> stores;
+        synchronized (created) {
+            stores = new ArrayList<>(created);
+            created.clear();
+        }
+        Collections.reverse(stores);
+        for (S store : stores) {
+            closeStore(store);
+        }
+    }
+
+    private S store(Duration lease, Duration retention) {
+        S store = createStore(lease, retention);
+        assertThat(store).as("createStore").isNotNull();
+        created.add(store);
+        return store;
+    }
+
+    private S store() {
+        return store(LEASE, RETENTION);
+    }
+
+    private S peer(S first) {
+        S peer = createPeer(first);
+        assertThat(peer).as("createPeer").isNotNull().isNotSameAs(first);
+        created.add(peer);
+        return peer;
+    }
+
+    private void advance(Duration amount) {
+        advanceTime(amount);
+    }
+
+    /** Lets the lease of a claim made "now" run out: advances by exactly the lease. */
+    private void lapse() {
+        advance(LEASE);
+    }
+
+    // ================================================================= configuration
+
+    @Test
+    @DisplayName("leaseDuration() and retention() report what the store was created with")
+    void reportsLeaseAndRetention() {
+        S store = store(Duration.ofSeconds(17), Duration.ofSeconds(170));
+        assertThat(store.leaseDuration()).isEqualTo(Duration.ofSeconds(17));
+        assertThat(store.retention()).isEqualTo(Duration.ofSeconds(170));
+        assertThat(peer(store).leaseDuration()).isEqualTo(Duration.ofSeconds(17));
+    }
+
+    // ================================================================= the three ClaimResult paths
+
+    @Test
+    @DisplayName("tryClaim: CLAIMED for a new id, IN_PROGRESS while claimed, ALREADY_CONFIRMED once confirmed")
+    void tryClaimReportsAllThreeResults() {
+        S store = store();
+        S peer = peer(store);
+        assertThat(store.tryClaim("order-1")).isEqualTo(ClaimResult.CLAIMED);
+        assertThat(store.tryClaim("order-1")).as("same owner, live claim").isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(peer.tryClaim("order-1")).as("other owner, live claim").isEqualTo(ClaimResult.IN_PROGRESS);
+        store.confirm("order-1");
+        assertThat(store.tryClaim("order-1")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(peer.tryClaim("order-1")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(peer.tryClaim("order-2")).as("ids are independent").isEqualTo(ClaimResult.CLAIMED);
+    }
+
+    @Test
+    @DisplayName("acquire: CLAIMED with attempt 1, IN_PROGRESS, ALREADY_CONFIRMED")
+    void acquireReportsAllThreeResults() {
+        S store = store();
+        S peer = peer(store);
+        Claim claim = store.acquire("order-1");
+        assertThat(claim).isEqualTo(new Claim("order-1", ClaimResult.CLAIMED, 1));
+        assertThat(claim.claimed()).isTrue();
+
+        Claim busy = peer.acquire("order-1");
+        assertThat(busy.result()).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(busy.messageId()).isEqualTo("order-1");
+        assertThat(busy.attempt()).as("IN_PROGRESS reports the count so far, or 0").isIn(0, 1);
+        assertThat(store.acquire("order-1").result()).isEqualTo(ClaimResult.IN_PROGRESS);
+
+        assertThat(store.confirm(claim)).isTrue();
+        Claim done = peer.acquire("order-1");
+        assertThat(done.result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(done.messageId()).isEqualTo("order-1");
+        assertThat(done.claimed()).isFalse();
+    }
+
+    @Test
+    @DisplayName("claim() answers true only for the caller that now owns the id")
+    void claimAnswersBoolean() {
+        S store = store();
+        S peer = peer(store);
+        assertThat(store.claim("a")).isTrue();
+        assertThat(store.claim("a")).isFalse();
+        assertThat(peer.claim("a")).isFalse();
+        store.confirm("a");
+        assertThat(peer.claim("a")).isFalse();
+        assertThat(store.claim("a")).isFalse();
+        assertThat(peer.claim("b")).isTrue();
+    }
+
+    @Test
+    @DisplayName("isConfirmed: false when unknown, claimed or released; true after confirm, for every owner")
+    void isConfirmedFollowsConfirm() {
+        S store = store();
+        S peer = peer(store);
+        assertThat(store.isConfirmed("a")).isFalse();
+        store.acquire("a");
+        assertThat(store.isConfirmed("a")).isFalse();
+        assertThat(peer.isConfirmed("a")).isFalse();
+        store.release("a");
+        assertThat(store.isConfirmed("a")).isFalse();
+        store.acquire("a");
+        store.confirm("a");
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThat(peer.isConfirmed("a")).isTrue();
+        assertThat(peer.isConfirmed("b")).isFalse();
+    }
+
+    @Test
+    @DisplayName("confirm of an id nobody claimed still records completion")
+    void confirmOfUnclaimedIdRecordsCompletion() {
+        S store = store();
+        S peer = peer(store);
+        store.confirm("never-claimed");
+        assertThat(peer.isConfirmed("never-claimed")).isTrue();
+        assertThat(peer.tryClaim("never-claimed")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+
+        // a Claim that names no lease this store granted: reported as not held, completion recorded all the same
+        assertThat(store.confirm(new Claim("also-never-claimed", ClaimResult.CLAIMED, 1))).isFalse();
+        assertThat(peer.isConfirmed("also-never-claimed")).isTrue();
+        assertThat(peer.acquire("also-never-claimed").result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    @DisplayName("confirm(Claim) of the live lease returns true; confirming twice is idempotent")
+    void confirmOfLiveClaim() {
+        S store = store();
+        Claim claim = store.acquire("a");
+        assertThat(store.confirm(claim)).isTrue();
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThatNoException().isThrownBy(() -> store.confirm("a"));
+        store.confirm(claim);
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    // ================================================================= release and attempts
+
+    @Test
+    @DisplayName("release(String) makes the id claimable again and keeps the attempt count")
+    void releaseByIdMakesClaimableAndKeepsAttempts() {
+        S store = store();
+        S peer = peer(store);
+        store.acquire("a");
+        store.release("a");
+        assertThat(store.attempts("a")).isEqualTo(1);
+        assertThat(peer.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(store.attempts("a")).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("release(Claim) of the live lease returns true, makes the id claimable and keeps the count")
+    void releaseByClaimMakesClaimableAndKeepsAttempts() {
+        S store = store();
+        Claim first = store.acquire("a");
+        assertThat(store.release(first)).isTrue();
+        assertThat(store.attempts("a")).isEqualTo(1);
+        assertThat(store.isConfirmed("a")).isFalse();
+        Claim second = store.acquire("a");
+        assertThat(second).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(store.release(first)).as("the first lease is gone").isFalse();
+        assertThat(store.release(second)).isTrue();
+        assertThat(store.release(second)).as("released twice").isFalse();
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.CLAIMED);
+    }
+
+    @Test
+    @DisplayName("release of an id never claimed, or already confirmed, does nothing")
+    void releaseOfUnheldIdDoesNothing() {
+        S store = store();
+        store.release("unknown");
+        assertThat(store.attempts("unknown")).isZero();
+        assertThat(store.acquire("unknown")).isEqualTo(new Claim("unknown", ClaimResult.CLAIMED, 1));
+
+        Claim claim = store.acquire("done");
+        store.confirm(claim);
+        store.release("done");
+        assertThat(store.release(claim)).isFalse();
+        assertThat(store.isConfirmed("done")).isTrue();
+        assertThat(store.tryClaim("done")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    @DisplayName("release(String) by an owner that does not hold the live claim does nothing")
+    void releaseByOtherOwnerDoesNothing() {
+        S store = store();
+        S peer = peer(store);
+        Claim claim = store.acquire("a");
+        peer.release("a");
+        assertThat(peer.release(claim)).as("a claim of another owner").isFalse();
+        assertThat(peer.tryClaim("a")).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(store.attempts("a")).isEqualTo(1);
+        assertThat(store.confirm(claim)).isTrue();
+    }
+
+    @Test
+    @DisplayName("attempts: 0 unknown, 1 first claim, 2 after release, 3 after takeover; refusals do not count")
+    void attemptsCountEverySuccessfulClaim() {
+        S store = store();
+        S peer = peer(store);
+        assertThat(store.attempts("a")).isZero();
+        assertThat(store.acquire("a").attempt()).isEqualTo(1);
+        assertThat(store.attempts("a")).isEqualTo(1);
+        peer.tryClaim("a");
+        peer.claim("a");
+        assertThat(peer.acquire("a").claimed()).isFalse();
+        assertThat(store.attempts("a")).as("refused claims are no attempts").isEqualTo(1);
+
+        store.release("a");
+        assertThat(peer.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(store.attempts("a")).isEqualTo(2);
+
+        lapse();
+        assertThat(store.acquire("a")).as("takeover").isEqualTo(new Claim("a", ClaimResult.CLAIMED, 3));
+        assertThat(peer.attempts("a")).isEqualTo(3);
+        assertThat(peer.attempts("b")).isZero();
+    }
+
+    @Test
+    @DisplayName("tryClaim and claim() count attempts exactly like acquire")
+    void tryClaimAndClaimCountAttempts() {
+        S store = store();
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.CLAIMED);
+        store.release("a");
+        assertThat(store.claim("a")).isTrue();
+        store.release("a");
+        assertThat(store.acquire("a").attempt()).isEqualTo(3);
+    }
+
+    @Test
+    @DisplayName("the attempt count is forgotten together with the confirmed id at the end of the retention")
+    void attemptsAreForgottenWithTheId() {
+        S store = store();
+        store.acquire("a");
+        store.release("a");
+        Claim second = store.acquire("a");
+        assertThat(second.attempt()).isEqualTo(2);
+        store.confirm(second);
+        advance(RETENTION);
+        assertThat(store.attempts("a")).isZero();
+        assertThat(store.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 1));
+    }
+
+    @Test
+    @DisplayName("a released id keeps its attempt count for at least the retention")
+    void releasedAttemptsSurviveWithinRetention() {
+        S store = store();
+        store.acquire("a");
+        store.release("a");
+        advance(RETENTION.minus(SECOND));
+        assertThat(store.attempts("a")).isEqualTo(1);
+        assertThat(store.acquire("a").attempt()).isEqualTo(2);
+    }
+
+    // ================================================================= leases, takeover and fencing
+
+    @Test
+    @DisplayName("a lease is live until its end; then a peer takes over with attempt + 1")
+    void leaseExpiryLetsPeerTakeOver() {
+        S store = store();
+        S peer = peer(store);
+        store.acquire("a");
+        advance(LEASE.minus(SECOND));
+        assertThat(peer.acquire("a").result()).as("1 s before the lease ends").isEqualTo(ClaimResult.IN_PROGRESS);
+        advance(SECOND);
+        assertThat(peer.acquire("a")).as("at the end of the lease").isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(store.tryClaim("a")).as("the new lease is live").isEqualTo(ClaimResult.IN_PROGRESS);
+    }
+
+    @Test
+    @DisplayName("after a takeover the old owner's release(String) and release(Claim) do nothing")
+    void releaseIsFencedAfterTakeover() {
+        S store = store();
+        S peer = peer(store);
+        S third = peer(store);
+        Claim old = store.acquire("a");
+        lapse();
+        Claim taken = peer.acquire("a");
+        assertThat(taken).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+
+        store.release("a");
+        assertThat(store.release(old)).isFalse();
+
+        assertThat(third.tryClaim("a")).as("the new owner still holds it").isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(peer.attempts("a")).isEqualTo(2);
+        assertThat(peer.renew(taken)).isTrue();
+        assertThat(peer.release(taken)).isTrue();
+        assertThat(third.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 3));
+    }
+
+    @Test
+    @DisplayName("renew extends a live lease past its original end")
+    void renewExtendsLiveLease() {
+        S store = store();
+        S peer = peer(store);
+        Claim claim = store.acquire("a");
+        advance(LEASE.minus(Duration.ofSeconds(2)));
+        assertThat(store.renew(claim)).isTrue();
+        advance(Duration.ofSeconds(3));
+        assertThat(peer.tryClaim("a")).as("1 s past the original end").isEqualTo(ClaimResult.IN_PROGRESS);
+        advance(LEASE.minus(Duration.ofSeconds(2)));
+        assertThat(peer.tryClaim("a")).as("1 s before the renewed end").isEqualTo(ClaimResult.IN_PROGRESS);
+        advance(SECOND);
+        assertThat(peer.acquire("a")).as("at the renewed end").isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+    }
+
+    @Test
+    @DisplayName("renew of a lost lease returns false and changes nothing")
+    void renewIsFenced() {
+        S store = store();
+        S peer = peer(store);
+        S third = peer(store);
+        Claim old = store.acquire("a");
+        lapse();
+        Claim taken = peer.acquire("a");
+        assertThat(store.renew(old)).as("taken over").isFalse();
+        advance(LEASE.minus(SECOND));
+        assertThat(store.renew(old)).isFalse();
+        advance(SECOND);
+        assertThat(third.acquire("a")).as("the stale renew did not extend the new lease")
+                .isEqualTo(new Claim("a", ClaimResult.CLAIMED, 3));
+        assertThat(peer.renew(taken)).as("taken over in turn").isFalse();
+
+        Claim released = store.acquire("b");
+        store.release(released);
+        assertThat(store.renew(released)).as("released").isFalse();
+        assertThat(peer.acquire("b").attempt()).isEqualTo(2);
+
+        Claim confirmed = store.acquire("c");
+        store.confirm(confirmed);
+        assertThat(store.renew(confirmed)).as("confirmed").isFalse();
+        assertThat(peer.tryClaim("c")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    @DisplayName("a stale Claim of the same owner cannot release or renew the same owner's newer lease")
+    void staleAttemptOfSameOwnerIsFenced() {
+        S store = store();
+        S peer = peer(store);
+        Claim old = store.acquire("a");
+        lapse();
+        Claim current = store.acquire("a");
+        assertThat(current).as("the same instance takes over its own lapsed lease")
+                .isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(store.release(old)).isFalse();
+        assertThat(peer.tryClaim("a")).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(store.renew(old)).isFalse();
+        assertThat(store.release(current)).isTrue();
+        assertThat(peer.acquire("a").attempt()).isEqualTo(3);
+    }
+
+    @Test
+    @DisplayName("a stale confirm returns false but still records completion; the new owner cannot undo it")
+    void staleConfirmStillRecordsCompletion() {
+        S store = store();
+        S peer = peer(store);
+        Claim old = store.acquire("a");
+        lapse();
+        Claim taken = peer.acquire("a");
+        assertThat(store.confirm(old)).isFalse();
+        assertThat(peer.isConfirmed("a")).isTrue();
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+
+        assertThat(peer.release(taken)).as("the new owner's release does nothing").isFalse();
+        peer.release("a");
+        assertThat(peer.renew(taken)).isFalse();
+        assertThatNoException().isThrownBy(() -> peer.confirm(taken));
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThat(peer(store).tryClaim("a")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    @DisplayName("confirm(Claim) of a lapsed lease nobody took over returns false but records completion")
+    void confirmOfLapsedClaimRecordsCompletion() {
+        S store = store();
+        Claim claim = store.acquire("a");
+        lapse();
+        assertThat(store.confirm(claim)).isFalse();
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThat(peer(store).tryClaim("a")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    @DisplayName("IN_PROGRESS never turns into ALREADY_CONFIRMED without a confirm")
+    void inProgressNeverBecomesConfirmedOnItsOwn() {
+        S store = store();
+        S peer = peer(store);
+        store.acquire("a");
+        for (int second = 1; second < LEASE.toSeconds(); second++) {
+            advance(SECOND);
+            assertThat(peer.tryClaim("a")).isEqualTo(ClaimResult.IN_PROGRESS);
+            assertThat(peer.isConfirmed("a")).isFalse();
+        }
+        advance(SECOND);
+        assertThat(peer.tryClaim("a")).as("a lapsed lease is taken over, not confirmed")
+                .isEqualTo(ClaimResult.CLAIMED);
+        peer.release("a");
+        advance(RETENTION.plus(LEASE));
+        assertThat(store.isConfirmed("a")).isFalse();
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.CLAIMED);
+    }
+
+    // ================================================================= retention
+
+    @Test
+    @DisplayName("a confirmed id is remembered for the retention, and claimable again from its end")
+    void retentionExpiry() {
+        S store = store();
+        S peer = peer(store);
+        store.confirm(store.acquire("a"));
+        advance(RETENTION.minus(SECOND));
+        assertThat(peer.isConfirmed("a")).isTrue();
+        assertThat(peer.tryClaim("a")).as("1 s before the end of the retention")
+                .isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(peer.claim("a")).isFalse();
+        advance(SECOND);
+        assertThat(peer.isConfirmed("a")).isFalse();
+        assertThat(peer.acquire("a")).as("at the end of the retention").isEqualTo(new Claim("a", ClaimResult.CLAIMED, 1));
+    }
+
+    @Test
+    @DisplayName("retention runs from the confirmation, not from the claim")
+    void retentionCountsFromConfirmation() {
+        S store = store();
+        Claim claim = store.acquire("a");
+        advance(LEASE.minus(SECOND));
+        store.confirm(claim);
+        advance(RETENTION.minus(SECOND));
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        advance(SECOND);
+        assertThat(store.tryClaim("a")).isEqualTo(ClaimResult.CLAIMED);
+    }
+
+    // ================================================================= bad input
+
+    /**
+     * Every method taking an identifier or a claim rejects null with {@link NullPointerException} and blank or too
+     * long identifiers with {@link IllegalArgumentException}, and accepts exactly {@link MessageIds#MAX_LENGTH}.
+     *
+     * @return one dynamic test per method and input
+     */
+    @TestFactory
+    @DisplayName("bad input fails fast in every method")
+    Stream<DynamicTest> badInputFailsFast() {
+        S store = store();
+        Map<String, Consumer<String>> byId = Map.of(
+                "claim", store::claim,
+                "tryClaim", store::tryClaim,
+                "acquire", store::acquire,
+                "confirm(String)", store::confirm,
+                "release(String)", store::release,
+                "isConfirmed", store::isConfirmed,
+                "attempts", store::attempts);
+        Map<String, Consumer<Claim>> byClaim = Map.of(
+                "renew", store::renew,
+                "confirm(Claim)", store::confirm,
+                "release(Claim)", store::release);
+        String longest = "x".repeat(MessageIds.MAX_LENGTH);
+        String tooLong = "x".repeat(MessageIds.MAX_LENGTH + 1);
+        List<DynamicTest> tests = new ArrayList<>();
+        byId.forEach((name, op) -> {
+            tests.add(dynamicTest(name + "(null)", () -> assertThatThrownBy(() -> op.accept(null))
+                    .isInstanceOf(NullPointerException.class)));
+            for (String bad : List.of("", "  ", "\t\n", tooLong)) {
+                tests.add(dynamicTest(name + "(" + describe(bad) + ")", () -> assertThatThrownBy(() -> op.accept(bad))
+                        .isInstanceOf(IllegalArgumentException.class)));
+            }
+            tests.add(dynamicTest(name + "(512 chars) is accepted",
+                    () -> assertThatNoException().isThrownBy(() -> op.accept(longest))));
+        });
+        byClaim.forEach((name, op) -> {
+            tests.add(dynamicTest(name + "(null)", () -> assertThatThrownBy(() -> op.accept(null))
+                    .isInstanceOf(NullPointerException.class)));
+            for (String bad : List.of("", "  ", tooLong)) {
+                tests.add(dynamicTest(name + "(Claim of " + describe(bad) + ")",
+                        () -> assertThatThrownBy(() -> op.accept(new Claim(bad, ClaimResult.CLAIMED, 1)))
+                                .isInstanceOf(IllegalArgumentException.class)));
+            }
+            tests.add(dynamicTest(name + "(Claim of 512 chars) is accepted", () -> assertThatNoException()
+                    .isThrownBy(() -> op.accept(new Claim(longest, ClaimResult.CLAIMED, 1)))));
+        });
+        tests.add(dynamicTest("a 512-char id goes through the whole cycle", () -> {
+            S fresh = peer(store);
+            String id = "y".repeat(MessageIds.MAX_LENGTH);
+            Claim claim = fresh.acquire(id);
+            assertThat(claim.claimed()).isTrue();
+            assertThat(fresh.confirm(claim)).isTrue();
+            assertThat(fresh.isConfirmed(id)).isTrue();
+            assertThat(fresh.isConfirmed(id.substring(1))).isFalse();
+        }));
+        return tests.stream();
+    }
+
+    private static String describe(String bad) {
+        return bad.length() > 10 ? bad.length() + " chars" : "'" + bad.replace("\t", "\\t").replace("\n", "\\n") + "'";
+    }
+
+    // ================================================================= contention
+
+    @Test
+    @DisplayName("many threads of two owners racing on the same ids: exactly one CLAIMED per id")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void exactlyOneClaimPerIdUnderContention() throws Exception {
+        S store = store(Duration.ofHours(1), Duration.ofHours(2));
+        S peer = peer(store);
+        int threads = Math.max(2, contentionThreads());
+        int ids = contentionIds();
+        AtomicIntegerArray claims = new AtomicIntegerArray(ids);
+        AtomicIntegerArray refusals = new AtomicIntegerArray(ids);
+        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+        race(threads, thread -> {
+            S mine = thread % 2 == 0 ? store : peer;
+            for (int i : shuffled(ids, thread)) {
+                ClaimResult result = thread % 3 == 0 ? mine.acquire(id(i)).result() : mine.tryClaim(id(i));
+                if (result == ClaimResult.CLAIMED) {
+                    claims.incrementAndGet(i);
+                } else if (result == ClaimResult.IN_PROGRESS) {
+                    refusals.incrementAndGet(i);
+                } else {
+                    problems.add(id(i) + " answered " + result + " though nobody confirmed it");
+                }
+            }
+        });
+        assertThat(problems).isEmpty();
+        for (int i = 0; i < ids; i++) {
+            assertThat(claims.get(i)).as("CLAIMED answers for %s", id(i)).isEqualTo(1);
+            assertThat(refusals.get(i)).as("IN_PROGRESS answers for %s", id(i)).isEqualTo(threads - 1);
+        }
+        assertThat(store.attempts(id(0))).isEqualTo(1);
+        assertThat(peer.attempts(id(ids - 1))).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("many threads racing acquire/confirm/release on the same ids never double-claim")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void noDoubleClaimWithRacingConfirmAndRelease() throws Exception {
+        S store = store(Duration.ofHours(1), Duration.ofHours(2));
+        S peer = peer(store);
+        int threads = Math.max(2, contentionThreads());
+        int ids = contentionIds();
+        AtomicIntegerArray holders = new AtomicIntegerArray(ids);
+        AtomicIntegerArray grants = new AtomicIntegerArray(ids);
+        AtomicIntegerArray confirmed = new AtomicIntegerArray(ids);
+        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+        race(threads, thread -> {
+            S mine = thread % 2 == 0 ? store : peer;
+            Random random = new Random(thread);
+            for (int i : shuffled(ids, thread)) {
+                Claim claim = mine.acquire(id(i));
+                if (!claim.claimed()) {
+                    continue;
+                }
+                int attempt = grants.incrementAndGet(i);
+                if (holders.getAndIncrement(i) != 0) {
+                    problems.add(id(i) + " was claimed twice at once");
+                }
+                if (confirmed.get(i) != 0) {
+                    problems.add(id(i) + " was claimed after it was confirmed");
+                }
+                if (claim.attempt() != attempt) {
+                    problems.add(id(i) + " got attempt " + claim.attempt() + " for grant " + attempt);
+                }
+                // give the id up before the store does, so that the next grant can never be counted as overlapping
+                holders.decrementAndGet(i);
+                if (random.nextInt(4) == 0) {
+                    confirmed.set(i, 1);
+                    if (!mine.confirm(claim)) {
+                        problems.add(id(i) + ": confirm of a live lease answered false");
+                    }
+                } else if (!mine.release(claim)) {
+                    problems.add(id(i) + ": release of a live lease answered false");
+                }
+            }
+        });
+        assertThat(problems).isEmpty();
+        for (int i = 0; i < ids; i++) {
+            assertThat(grants.get(i)).as("grants for %s", id(i)).isBetween(1, threads);
+            if (confirmed.get(i) != 0) {
+                assertThat(store.isConfirmed(id(i))).as("%s confirmed", id(i)).isTrue();
+                assertThat(peer.tryClaim(id(i))).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+            } else {
+                assertThat(store.attempts(id(i))).as("attempts of %s", id(i)).isEqualTo(grants.get(i));
+            }
+        }
+    }
+
+    private static String id(int i) {
+        return "contended-" + i;
+    }
+
+    private static int[] shuffled(int count, long seed) {
+        List<Integer> order = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            order.add(i);
+        }
+        Collections.shuffle(order, new Random(seed));
+        return order.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    private interface ThreadBody {
+        void run(int thread) throws Exception;
+    }
+
+    private void race(int threads, ThreadBody body) throws Exception {
+        CyclicBarrier start = new CyclicBarrier(threads);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    body.run(thread);
+                    return null;
+                }));
+            }
+            long deadline = System.nanoTime() + contentionTimeout().toNanos();
+            for (Future<?> future : futures) {
+                future.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ================================================================= model-based property
+
+    /** One step of a random scenario; owners are 0 (the first store) and 1 (its peer). */
+    sealed interface Op permits Acquire, TryClaim, ClaimBool, ConfirmId, ConfirmClaim, ReleaseId, ReleaseClaim,
+            Renew, IsConfirmed, Attempts, Advance {
+    }
+
+    record Acquire(int owner, int id) implements Op { }
+
+    record TryClaim(int owner, int id) implements Op { }
+
+    record ClaimBool(int owner, int id) implements Op { }
+
+    record ConfirmId(int owner, int id) implements Op { }
+
+    /** @param ref which of the owner's claims, counting back from its most recent one (modulo their number) */
+    record ConfirmClaim(int owner, int ref) implements Op { }
+
+    record ReleaseId(int owner, int id) implements Op { }
+
+    record ReleaseClaim(int owner, int ref) implements Op { }
+
+    record Renew(int owner, int ref) implements Op { }
+
+    record IsConfirmed(int owner, int id) implements Op { }
+
+    record Attempts(int owner, int id) implements Op { }
+
+    record Advance(int seconds) implements Op { }
+
+    private static final int MODEL_LEASE = 10;
+    private static final int MODEL_RETENTION = 30;
+    private static final int MODEL_IDS = 3;
+
+    /**
+     * Random sequences of every operation by two owners over three ids, with time moving by whole seconds around the
+     * lease (10 s) and retention (30 s) boundaries, must give only answers the {@linkplain ContractModel reference
+     * model} allows.
+     *
+     * @param ops the scenario
+     */
+    @Property(tries = 300, shrinking = net.jqwik.api.ShrinkingMode.FULL)
+    void behavesLikeTheModel(@ForAll("scenarios") List<Op> ops) {
+        S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
+        List<S> owners = List.of(first, peer(first));
+        List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
+        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
+        int step = 0;
+        for (Op op : ops) {
+            step++;
+            try {
+                run(op, owners, claims, model);
+            } catch (AssertionError e) {
+                throw new AssertionError("step " + step + " " + op + ": " + e.getMessage() + "\n" + model.describe()
+                        + "\nscenario: " + ops, e);
+            }
+        }
+    }
+
+    private void run(Op op, List<S> owners, List<List<Claim>> claims, ContractModel model) {
+        if (op instanceof Acquire a) {
+            Claim claim = owners.get(a.owner()).acquire(key(a.id()));
+            model.acquire(a.owner(), key(a.id()), claim, c -> c);
+            if (claim.claimed()) {
+                claims.get(a.owner()).add(claim);
+            }
+        } else if (op instanceof TryClaim t) {
+            ClaimResult result = owners.get(t.owner()).tryClaim(key(t.id()));
+            model.acquire(t.owner(), key(t.id()), result, Claim::result);
+        } else if (op instanceof ClaimBool c) {
+            boolean result = owners.get(c.owner()).claim(key(c.id()));
+            model.acquire(c.owner(), key(c.id()), result, Claim::claimed);
+        } else if (op instanceof ConfirmId c) {
+            owners.get(c.owner()).confirm(key(c.id()));
+            model.confirmId(key(c.id()));
+        } else if (op instanceof ReleaseId r) {
+            owners.get(r.owner()).release(key(r.id()));
+            model.releaseId(r.owner(), key(r.id()));
+        } else if (op instanceof IsConfirmed i) {
+            model.isConfirmed(key(i.id()), owners.get(i.owner()).isConfirmed(key(i.id())));
+        } else if (op instanceof Attempts a) {
+            model.attempts(key(a.id()), owners.get(a.owner()).attempts(key(a.id())));
+        } else if (op instanceof Advance a) {
+            advance(Duration.ofSeconds(a.seconds()));
+            model.advance(a.seconds());
+        } else if (op instanceof ConfirmClaim c) {
+            Claim claim = pick(claims.get(c.owner()), c.ref());
+            if (claim != null) {
+                model.confirmClaim(c.owner(), claim, owners.get(c.owner()).confirm(claim));
+            }
+        } else if (op instanceof ReleaseClaim r) {
+            Claim claim = pick(claims.get(r.owner()), r.ref());
+            if (claim != null) {
+                model.releaseClaim(r.owner(), claim, owners.get(r.owner()).release(claim));
+            }
+        } else if (op instanceof Renew r) {
+            Claim claim = pick(claims.get(r.owner()), r.ref());
+            if (claim != null) {
+                model.renew(r.owner(), claim, owners.get(r.owner()).renew(claim));
+            }
+        } else {
+            throw new IllegalStateException("unknown op " + op);
+        }
+    }
+
+    private static Claim pick(List<Claim> claims, int ref) {
+        return claims.isEmpty() ? null : claims.get(claims.size() - 1 - ref % claims.size());
+    }
+
+    private static String key(int id) {
+        return "m-" + id;
+    }
+
+    /** @return random scenarios for {@link #behavesLikeTheModel} */
+    @Provide
+    Arbitrary<List<Op>> scenarios() {
+        Arbitrary<Integer> owner = Arbitraries.integers().between(0, 1);
+        Arbitrary<Integer> id = Arbitraries.integers().between(0, MODEL_IDS - 1);
+        Arbitrary<Integer> ref = Arbitraries.integers().between(0, 3);
+        Arbitrary<Op> advance = Arbitraries.of(1, 2, 5, 9, 10, 11, 20, 29, 30, 31).map(Advance::new);
+        return Arbitraries.frequencyOf(
+                Tuple.of(8, Combinators.combine(owner, id).as(Acquire::new)),
+                Tuple.of(2, Combinators.combine(owner, id).as(TryClaim::new)),
+                Tuple.of(2, Combinators.combine(owner, id).as(ClaimBool::new)),
+                Tuple.of(3, Combinators.combine(owner, id).as(ConfirmId::new)),
+                Tuple.of(4, Combinators.combine(owner, ref).as(ConfirmClaim::new)),
+                Tuple.of(3, Combinators.combine(owner, id).as(ReleaseId::new)),
+                Tuple.of(4, Combinators.combine(owner, ref).as(ReleaseClaim::new)),
+                Tuple.of(4, Combinators.combine(owner, ref).as(Renew::new)),
+                Tuple.of(3, Combinators.combine(owner, id).as(IsConfirmed::new)),
+                Tuple.of(3, Combinators.combine(owner, id).as(Attempts::new)),
+                Tuple.of(6, advance))
+                .list().ofMinSize(1).ofMaxSize(60);
+    }
+}
