@@ -397,6 +397,8 @@ public final class EmbeddedArtemis implements AutoCloseable {
         try {
             cfg.addAcceptorConfiguration(ACCEPTOR_NAME,
                     "tcp://" + HOST + ":" + bindPort + "?protocols=AMQP"
+                            // with credentials required, offer only SASL PLAIN so anonymous clients fail at connect
+                            + (user != null ? ";saslMechanisms=PLAIN" : "")
                             + (acceptorParameters.isEmpty() ? "" : ";" + acceptorParameters));
         } catch (Exception e) {
             throw new IllegalStateException("bad acceptor configuration", e);
@@ -434,8 +436,8 @@ public final class EmbeddedArtemis implements AutoCloseable {
                     true, true, true, true, true, true, true, true, true, true, true, true)));
         }
         return securityManager == null
-                ? ActiveMQServers.newActiveMQServer(cfg, null, false)
-                : ActiveMQServers.newActiveMQServer(cfg, null, securityManager, false);
+                ? ActiveMQServers.newActiveMQServer(cfg, null, persistent)
+                : ActiveMQServers.newActiveMQServer(cfg, null, securityManager, persistent);
     }
 
     private static void stopQuietly(ActiveMQServer s) {
