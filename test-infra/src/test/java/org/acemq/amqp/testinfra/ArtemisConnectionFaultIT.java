@@ -115,7 +115,7 @@ class ArtemisConnectionFaultIT {
             client.send(q, AmqpTestClient.message("after-drop", "1"));
             Delivery d1 = r.receive(10, TimeUnit.SECONDS);
             assertThat(d1).isNotNull();
-            assertThat((Object) d1.message().messageId()).isEqualTo("after-drop");
+            assertThat(d1.message().messageId()).isEqualTo("after-drop");
             d1.accept();
 
             client.send(q, AmqpTestClient.message("before-restart", "2"));
@@ -128,7 +128,7 @@ class ArtemisConnectionFaultIT {
 
             Delivery d2 = r.receive(10, TimeUnit.SECONDS);
             assertThat(d2).isNotNull();
-            assertThat((Object) d2.message().messageId()).isEqualTo("before-restart");
+            assertThat(d2.message().messageId()).isEqualTo("before-restart");
             d2.accept();
             await().until(() -> broker.messageCount(q) == 0);
             // protonj2 1.1.0 calls interruptedHandler again for every failed attempt while the broker is down

@@ -197,7 +197,7 @@ class EmbeddedArtemisIT {
             try (Receiver r2 = conn.openReceiver(q, new ReceiverOptions().autoAccept(false))) {
                 Delivery again = r2.receive(10, TimeUnit.SECONDS);
                 assertThat(again).isNotNull();
-                assertThat((Object) again.message().messageId()).isEqualTo("d-0");
+                assertThat(again.message().messageId()).isEqualTo("d-0");
                 again.accept();
             }
         }
