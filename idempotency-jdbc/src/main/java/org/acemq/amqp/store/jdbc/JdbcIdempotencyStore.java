@@ -1,0 +1,594 @@
+package org.acemq.amqp.store.jdbc;
+
+import java.lang.reflect.Method;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.LeasedIdempotencyStore;
+import org.acemq.amqp.api.MessageIds;
+import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.jdbc.internal.PostgresSql;
+import org.acemq.amqp.store.jdbc.internal.TableName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link LeasedIdempotencyStore} in a PostgreSQL table, shared by any number of consumers and processes.
+ *
+ * <pre>{@code
+ * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
+ * JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool)
+ *         .tableName("acemq_idempotency")                        // the default
+ *         .lease(Duration.ofSeconds(30))                         // the default
+ *         .retention(Duration.ofHours(24))                       // the default
+ *         .build();
+ * store.createSchema();                                          // optional: CREATE TABLE IF NOT EXISTS
+ * }</pre>
+ *
+ * <h2>How it works</h2>
+ * One row per message id holds its state (claimed, confirmed or released), the owner and attempt number of the
+ * current claim, the end of the lease and the time the row may be forgotten. Every operation is <b>one SQL
+ * statement in one round trip, in autocommit</b>: a claim is an {@code INSERT … ON CONFLICT DO UPDATE … WHERE
+ * <claimable>}, which PostgreSQL decides atomically on the latest row version, so of any number of concurrent
+ * claimers across any number of processes exactly one wins. Nothing is ever half-written. The SQL is in
+ * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
+ *
+ * <p><b>The database clock decides.</b> Every lease and expiry is computed and compared with the database's
+ * {@code now()}; the JVM clock is never consulted, so consumers on machines with skewed clocks agree.
+ *
+ * <p><b>Owner and fencing.</b> Each store instance has an owner id (random unless {@linkplain Builder#owner set}).
+ * {@link #release(String)} acts only on this owner's claims; {@link #renew(Claim)} and {@link #release(Claim)}
+ * act only on the very lease the claim names (owner and attempt number). Two store instances over the same table
+ * behave like two processes.
+ *
+ * <h2>Connections and transactions</h2>
+ * The store takes its own connection from the {@link DataSource} for every operation and returns it at once; it
+ * never takes part in a caller's transaction, and a failure of the store never affects one (its statements do not
+ * even raise duplicate-key errors). The DataSource must therefore hand out connections that are not bound to a
+ * caller's transaction (not, for example, Spring's {@code TransactionAwareDataSourceProxy}). A connection that
+ * arrives with auto-commit off (a pool configured that way) is switched to auto-commit for the statement and
+ * switched back before it is returned. With the PostgreSQL driver the store checks that such a connection is idle
+ * first, and refuses with an {@link IllegalStateException}, changing nothing, if it is inside a transaction.
+ *
+ * <h2>Errors</h2>
+ * Invalid ids fail before any connection is taken (see {@link MessageIds#requireValid}). Every
+ * {@link SQLException} (server down, pool timeout, missing table, …) becomes a {@link StoreUnavailableException}
+ * carrying it; the operation then had no effect.
+ *
+ * <h2>Housekeeping</h2>
+ * Forgotten rows (past their retention) are ignored by every operation but stay in the table until
+ * {@link #purgeExpired()} deletes them; call it periodically, for example once a minute from one scheduler.
+ *
+ * <p><b>Threading:</b> thread-safe; every method except the getters blocks on a database round trip. The number of
+ * concurrent operations is bounded by the DataSource's pool.
+ */
+public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
+
+    /** Default {@link Builder#lease(Duration)}: 30 seconds. */
+    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    /** Default {@link Builder#retention(Duration)}: 24 hours. */
+    public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
+    /** Default {@link Builder#tableName(String)}: {@value}. */
+    public static final String DEFAULT_TABLE_NAME = "acemq_idempotency";
+    /** Default {@link Builder#purgeBatchSize(int)}: {@value}. */
+    public static final int DEFAULT_PURGE_BATCH_SIZE = 5_000;
+    /** Default {@link Builder#purgePause(Duration)}: 20 milliseconds. */
+    public static final Duration DEFAULT_PURGE_PAUSE = Duration.ofMillis(20);
+
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
+    private static final int MAX_ID_IN_MESSAGE = 100;
+
+    private final DataSource dataSource;
+    private final TableName table;
+    private final Duration lease;
+    private final Duration retention;
+    private final UUID owner;
+    private final int purgeBatchSize;
+    private final Duration purgePause;
+    private final PostgresSql sql;
+
+    private JdbcIdempotencyStore(Builder b) {
+        this.dataSource = b.dataSource;
+        this.table = b.table;
+        this.lease = b.lease;
+        this.retention = b.retention;
+        this.owner = b.owner != null ? b.owner : UUID.randomUUID();
+        this.purgeBatchSize = b.purgeBatchSize;
+        this.purgePause = b.purgePause;
+        this.sql = new PostgresSql(table, lease, retention);
+    }
+
+    /**
+     * Starts a builder.
+     *
+     * @param dataSource where the store gets its connections; must not hand out connections bound to a caller's
+     *     transaction
+     * @return a builder with every default set
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // schema and housekeeping
+
+    /**
+     * Creates the table and its index if they do not exist yet. Idempotent, and safe to call from several
+     * processes at once (they serialise on a transaction-scoped advisory lock). Optional: the DDL is also shipped
+     * as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql} for schema-migration tools.
+     *
+     * @throws StoreUnavailableException if the database cannot be reached or refuses the DDL
+     */
+    public void createSchema() {
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            requireNoCallerTransaction(c, autoCommit);
+            c.setAutoCommit(false);
+            try (Statement s = c.createStatement()) {
+                s.execute("SELECT pg_advisory_xact_lock(hashtext('acemq-idempotency-ddl " + table + "'))");
+                for (String ddl : sql.ddl) {
+                    s.execute(ddl);
+                }
+                c.commit();
+            } catch (SQLException | RuntimeException e) {
+                rollbackQuietly(c);
+                throw e;
+            } finally {
+                c.setAutoCommit(autoCommit);
+            }
+            LOG.debug("Schema for idempotency table {} is in place", table);
+        } catch (SQLException e) {
+            throw unavailable("createSchema", null, e);
+        }
+    }
+
+    /** @return the DDL {@link #createSchema()} runs, with the table name filled in, one statement per element */
+    public List<String> schemaStatements() {
+        return sql.ddl;
+    }
+
+    /**
+     * Deletes up to {@code batchSize} forgotten rows (those past their retention) in one statement. Rows that are
+     * not forgotten are never deleted, even if they were re-claimed while the statement ran.
+     *
+     * @param batchSize the most rows to delete, at least 1
+     * @return how many rows were deleted; less than {@code batchSize} means none are left (for now)
+     * @throws StoreUnavailableException if the database cannot be reached
+     */
+    public int purgeExpired(int batchSize) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be >= 1, but was " + batchSize);
+        }
+        return run("purgeExpired", null, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.purgeBatch)) {
+                ps.setInt(1, batchSize);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    /**
+     * Deletes every forgotten row, {@linkplain Builder#purgeBatchSize batch} by batch, pausing
+     * {@linkplain Builder#purgePause between batches} so that the purge does not compete with consumers. Each batch
+     * is its own short transaction. Returns early, with the interrupt flag set, if the thread is interrupted.
+     *
+     * @return how many rows were deleted
+     * @throws StoreUnavailableException if the database cannot be reached (rows deleted by earlier batches stay
+     *     deleted)
+     */
+    public long purgeExpired() {
+        long total = 0;
+        long start = System.nanoTime();
+        while (true) {
+            int deleted = purgeExpired(purgeBatchSize);
+            total += deleted;
+            if (deleted < purgeBatchSize) {
+                break;
+            }
+            if (!purgePause.isZero()) {
+                try {
+                    Thread.sleep(purgePause.toMillis(), purgePause.toNanosPart() % 1_000_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        if (total > 0) {
+            LOG.debug("Purged {} expired ids from {} in {} ms", total, table,
+                    Duration.ofNanos(System.nanoTime() - start).toMillis());
+        }
+        return total;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // IdempotencyStore
+
+    @Override
+    public boolean claim(String messageId) {
+        return acquire(messageId).claimed();
+    }
+
+    @Override
+    public ClaimResult tryClaim(String messageId) {
+        return acquire(messageId).result();
+    }
+
+    @Override
+    public void confirm(String messageId) {
+        MessageIds.requireValid(messageId);
+        run("confirm", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.confirm)) {
+                ps.setString(1, messageId);
+                ps.setInt(2, 0);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    @Override
+    public void release(String messageId) {
+        MessageIds.requireValid(messageId);
+        run("release", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.releaseOwned)) {
+                ps.setString(1, messageId);
+                ps.setObject(2, owner);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    @Override
+    public boolean isConfirmed(String messageId) {
+        MessageIds.requireValid(messageId);
+        return run("isConfirmed", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.isConfirmed)) {
+                ps.setString(1, messageId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next();
+                }
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // LeasedIdempotencyStore
+
+    @Override
+    public Claim acquire(String messageId) {
+        MessageIds.requireValid(messageId);
+        // Every claim goes through this one statement; a later group-commit batcher can replace this call with a
+        // queued request answered by an unnest() batch of the same SQL, without changing the public API.
+        return run("acquire", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
+                ps.setString(1, messageId);
+                ps.setObject(2, owner);
+                ps.setString(3, messageId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
+                    }
+                    return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2));
+                }
+            }
+        });
+    }
+
+    @Override
+    public boolean renew(Claim claim) {
+        if (!isOwnable(claim)) {
+            return false;
+        }
+        return run("renew", claim.messageId(), c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
+                ps.setString(1, claim.messageId());
+                ps.setObject(2, owner);
+                ps.setInt(3, claim.attempt());
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public boolean confirm(Claim claim) {
+        Objects.requireNonNull(claim, "claim must not be null");
+        String messageId = MessageIds.requireValid(claim.messageId());
+        return run("confirm", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
+                ps.setObject(1, owner);
+                ps.setInt(2, claim.attempt());
+                ps.setString(3, messageId);
+                ps.setString(4, messageId);
+                ps.setInt(5, claim.attempt());
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() && rs.getBoolean(1) && claim.claimed();
+                }
+            }
+        });
+    }
+
+    @Override
+    public boolean release(Claim claim) {
+        if (!isOwnable(claim)) {
+            return false;
+        }
+        return run("release", claim.messageId(), c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.releaseClaim)) {
+                ps.setString(1, claim.messageId());
+                ps.setObject(2, owner);
+                ps.setInt(3, claim.attempt());
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
+    @Override
+    public int attempts(String messageId) {
+        MessageIds.requireValid(messageId);
+        return run("attempts", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.attempts)) {
+                ps.setString(1, messageId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    return rs.next() ? rs.getInt(1) : 0;
+                }
+            }
+        });
+    }
+
+    @Override
+    public Duration leaseDuration() {
+        return lease;
+    }
+
+    @Override
+    public Duration retention() {
+        return retention;
+    }
+
+    /** @return this instance's owner id, recorded on its claims */
+    public UUID owner() {
+        return owner;
+    }
+
+    /** @return the table name as configured ({@code [schema.]name}) */
+    public String tableName() {
+        return table.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcIdempotencyStore[table=" + table + ", lease=" + lease + ", retention=" + retention + ", owner="
+                + owner + "]";
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // plumbing
+
+    /** A claim this store could hold: a CLAIMED claim; anything else has no lease to act on. */
+    private static boolean isOwnable(Claim claim) {
+        Objects.requireNonNull(claim, "claim must not be null");
+        MessageIds.requireValid(claim.messageId());
+        return claim.claimed();
+    }
+
+    private static ClaimResult result(int code) {
+        return switch (code) {
+            case PostgresSql.CLAIMED -> ClaimResult.CLAIMED;
+            case PostgresSql.ALREADY_CONFIRMED -> ClaimResult.ALREADY_CONFIRMED;
+            case PostgresSql.IN_PROGRESS -> ClaimResult.IN_PROGRESS;
+            default -> throw new IllegalStateException("Unexpected claim code " + code);
+        };
+    }
+
+    @FunctionalInterface
+    private interface SqlCall<T> {
+        T apply(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs one autocommit statement on a connection of the store's own: takes it, switches auto-commit on if needed
+     * (and back afterwards), and turns every SQLException into StoreUnavailableException.
+     */
+    private <T> T run(String operation, String messageId, SqlCall<T> call) {
+        try (Connection c = dataSource.getConnection()) {
+            boolean autoCommit = c.getAutoCommit();
+            if (autoCommit) {
+                return call.apply(c);
+            }
+            requireNoCallerTransaction(c, false);
+            c.setAutoCommit(true);
+            try {
+                return call.apply(c);
+            } finally {
+                c.setAutoCommit(false);
+            }
+        } catch (SQLException e) {
+            throw unavailable(operation, messageId, e);
+        }
+    }
+
+    private StoreUnavailableException unavailable(String operation, String messageId, SQLException e) {
+        String id = messageId == null ? ""
+                : "'" + (messageId.length() > MAX_ID_IN_MESSAGE
+                        ? messageId.substring(0, MAX_ID_IN_MESSAGE) + "…" : messageId) + "'";
+        return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "(" + id
+                + ") failed [SQLState " + e.getSQLState() + "]: " + e.getMessage(), e);
+    }
+
+    private static void rollbackQuietly(Connection c) {
+        try {
+            c.rollback();
+        } catch (SQLException e) {
+            LOG.warn("Rollback after a failed createSchema failed too", e);
+        }
+    }
+
+    /**
+     * A connection with auto-commit off may carry a caller's open transaction (a DataSource that hands out the
+     * caller's connection). Switching auto-commit on would commit that transaction, so refuse instead. Only the
+     * PostgreSQL driver tells; with other drivers the check is skipped.
+     */
+    private void requireNoCallerTransaction(Connection c, boolean autoCommit) throws SQLException {
+        if (autoCommit) {
+            return;
+        }
+        String state = PgTransactionState.of(c);
+        if (state != null && !state.equals("IDLE")) {
+            throw new IllegalStateException("The DataSource handed the idempotency store (table " + table
+                    + ") a connection inside an open transaction (state " + state + "). The store runs its own "
+                    + "autocommit statements and must not join a caller's transaction: give it a DataSource (pool) "
+                    + "of its own, not a transaction-bound proxy.");
+        }
+    }
+
+    /** Reads pgjdbc's transaction state reflectively, so that the driver stays the application's choice. */
+    private static final class PgTransactionState {
+
+        private static final Class<?> BASE_CONNECTION;
+        private static final Method GET_TRANSACTION_STATE;
+
+        static {
+            Class<?> cls = null;
+            Method m = null;
+            try {
+                cls = Class.forName("org.postgresql.core.BaseConnection");
+                m = cls.getMethod("getTransactionState");
+            } catch (ReflectiveOperationException | LinkageError e) {
+                cls = null;
+                m = null;
+            }
+            BASE_CONNECTION = cls;
+            GET_TRANSACTION_STATE = m;
+        }
+
+        private PgTransactionState() {
+        }
+
+        /** @return IDLE, OPEN or FAILED, or null when the connection is not a pgjdbc one */
+        static String of(Connection c) throws SQLException {
+            if (BASE_CONNECTION == null || !c.isWrapperFor(BASE_CONNECTION)) {
+                return null;
+            }
+            try {
+                return String.valueOf(GET_TRANSACTION_STATE.invoke(c.unwrap(BASE_CONNECTION)));
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                LOG.debug("Cannot read the transaction state of {}", c, e);
+                return null;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+
+    /**
+     * Configures a {@link JdbcIdempotencyStore}. Every setting has a default; values are checked as they arrive.
+     * Not thread-safe; the store it builds is.
+     */
+    public static final class Builder {
+
+        private final DataSource dataSource;
+        private TableName table = TableName.parse(DEFAULT_TABLE_NAME);
+        private Duration lease = DEFAULT_LEASE;
+        private Duration retention = DEFAULT_RETENTION;
+        private UUID owner;
+        private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
+        private Duration purgePause = DEFAULT_PURGE_PAUSE;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
+        }
+
+        /**
+         * @param tableName {@code name} or {@code schema.name}: lowercase letters, digits and underscores, not
+         *     starting with a digit, the name at most 48 characters; default {@value #DEFAULT_TABLE_NAME}
+         * @return this builder
+         * @throws IllegalArgumentException for anything else (quotes, semicolons, spaces, upper case, …)
+         */
+        public Builder tableName(String tableName) {
+            this.table = TableName.parse(tableName);
+            return this;
+        }
+
+        /**
+         * @param lease how long a claim lasts unless renewed; at least 1 ms, millisecond precision; default 30 s
+         * @return this builder
+         */
+        public Builder lease(Duration lease) {
+            this.lease = requireMillis("lease", lease);
+            return this;
+        }
+
+        /**
+         * @param retention how long a confirmed (or released) id is remembered; at least 1 ms; default 24 h. Must
+         *     outlive the longest time a duplicate can still arrive.
+         * @return this builder
+         */
+        public Builder retention(Duration retention) {
+            this.retention = requireMillis("retention", retention);
+            return this;
+        }
+
+        /**
+         * @param owner this instance's owner id, or null (the default) for a random one. Two live instances must
+         *     never share an owner id, or each could release the other's claims.
+         * @return this builder
+         */
+        public Builder owner(UUID owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * @param purgeBatchSize rows deleted per statement by {@link JdbcIdempotencyStore#purgeExpired()}; at
+         *     least 1; default {@value #DEFAULT_PURGE_BATCH_SIZE}
+         * @return this builder
+         */
+        public Builder purgeBatchSize(int purgeBatchSize) {
+            if (purgeBatchSize < 1) {
+                throw new IllegalArgumentException("purgeBatchSize must be >= 1, but was " + purgeBatchSize);
+            }
+            this.purgeBatchSize = purgeBatchSize;
+            return this;
+        }
+
+        /**
+         * @param purgePause pause between purge batches; zero or more; default 20 ms
+         * @return this builder
+         */
+        public Builder purgePause(Duration purgePause) {
+            Objects.requireNonNull(purgePause, "purgePause must not be null");
+            if (purgePause.isNegative()) {
+                throw new IllegalArgumentException("purgePause must be >= 0, but was " + purgePause);
+            }
+            this.purgePause = purgePause;
+            return this;
+        }
+
+        /** @return a new store; touches no database (see {@link JdbcIdempotencyStore#createSchema()}) */
+        public JdbcIdempotencyStore build() {
+            return new JdbcIdempotencyStore(this);
+        }
+
+        private static Duration requireMillis(String name, Duration value) {
+            Objects.requireNonNull(value, name + " must not be null");
+            if (value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(name + " must be > 0, but was " + value);
+            }
+            if (value.toMillis() < 1) {
+                throw new IllegalArgumentException(name + " must be at least 1 ms, but was " + value);
+            }
+            if (value.compareTo(Duration.ofDays(365L * 100)) > 0) {
+                throw new IllegalArgumentException(name + " must be at most 100 years, but was " + value);
+            }
+            return value;
+        }
+    }
+}
