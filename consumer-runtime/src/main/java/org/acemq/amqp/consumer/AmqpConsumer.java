@@ -1,0 +1,286 @@
+package org.acemq.amqp.consumer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.acemq.amqp.api.AcemqException;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.internal.ConsumerRuntime;
+import org.acemq.amqp.consumer.internal.RuntimeConfig;
+
+/**
+ * An idempotent AMQP 1.0 consumer: receives from one or more addresses over one connection, claims every delivery in
+ * an {@link IdempotencyStore}, runs the application's {@link MessageHandler} for new messages only, and settles each
+ * delivery with the outcome its fate calls for (see {@link Subscription} for the policy).
+ *
+ * <pre>{@code
+ * try (AmqpConsumer consumer = AmqpConsumer.builder()
+ *         .connection(ConnectionSettings.builder("localhost", 5672).build())
+ *         .store(InMemoryIdempotencyStore.ofDefaults())
+ *         .subscribe("orders", envelope -> orders.apply(envelope.body(String.class)))
+ *         .start()) {
+ *     awaitShutdownSignal();
+ * }
+ * }</pre>
+ *
+ * <p><b>Threading.</b> Each subscription has one dispatcher thread that takes deliveries from the client and a
+ * bounded pool of {@link Subscription#concurrency()} worker threads that run the handler; nothing runs on the
+ * protonj2 I/O thread. The number of deliveries a subscription holds (being handled, waiting, or promised by link
+ * credit) never exceeds {@link Subscription#maxInFlight()}: credit is granted by the runtime only as deliveries
+ * complete. This class is thread-safe.
+ *
+ * <p><b>Failures.</b> A lost connection is re-established with back-off (see {@link ConnectionSettings}); deliveries
+ * received on the old connection are never reported as accepted, and their redeliveries are absorbed by the store.
+ * A link the broker detaches is re-attached with back-off. An unreachable store pauses consumption (see
+ * {@link StoreFailurePolicy}).
+ */
+public final class AmqpConsumer implements AutoCloseable {
+
+    /** How long {@link #close()} waits for running handlers: 30 s. */
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * How long a link may sit idle with credit outstanding before the runtime drains and re-grants its credit: 1 s.
+     * The drain re-synchronises credit lost to aborted transfers and re-opens a session window stalled by
+     * payload-less frames.
+     */
+    public static final Duration DEFAULT_CREDIT_CHECK_INTERVAL = Duration.ofSeconds(1);
+    /** Attempts to record a confirmation before giving up: 3. */
+    public static final int DEFAULT_CONFIRM_ATTEMPTS = 3;
+    /** First delay between store probes while the store is unreachable: 100 ms (doubling). */
+    public static final Duration DEFAULT_STORE_RETRY_DELAY = Duration.ofMillis(100);
+    /** Longest delay between store probes: 10 s. */
+    public static final Duration DEFAULT_MAX_STORE_RETRY_DELAY = Duration.ofSeconds(10);
+
+    private final ConsumerRuntime runtime;
+
+    private AmqpConsumer(ConsumerRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /** @return a builder */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the consumer's name (used in thread names and logs) */
+    public String name() {
+        return runtime.name();
+    }
+
+    /** @return a snapshot of the consumer's state */
+    public ConsumerHealth health() {
+        return runtime.health();
+    }
+
+    /**
+     * Stops gracefully within the configured shutdown timeout: stops granting credit and drains the links, releases
+     * deliveries that were received but not started, lets running handlers finish and settles them, then closes the
+     * connection. Idempotent.
+     */
+    @Override
+    public void close() {
+        runtime.close(runtime.shutdownTimeout());
+    }
+
+    /**
+     * Stops gracefully, waiting at most {@code timeout} for running handlers. Handlers still running then keep their
+     * claims; their deliveries are returned to the broker by the link's default outcome ({@code released}) when the
+     * link closes, and a warning is logged.
+     *
+     * @param timeout how long to wait for running handlers
+     * @return true if every handler finished in time
+     */
+    public boolean close(Duration timeout) {
+        return runtime.close(Validation.notNegative("timeout", timeout));
+    }
+
+    /** Builds and starts an {@link AmqpConsumer}. */
+    public static final class Builder {
+        private ConnectionSettings connection;
+        private IdempotencyStore store;
+        private final List<Subscription> subscriptions = new ArrayList<>();
+        private ConsumerObserver observer = ConsumerObserver.NOOP;
+        private StoreFailurePolicy storeFailurePolicy = StoreFailurePolicy.FAIL_CLOSED;
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private Duration creditCheckInterval = DEFAULT_CREDIT_CHECK_INTERVAL;
+        private int confirmAttempts = DEFAULT_CONFIRM_ATTEMPTS;
+        private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
+        private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
+        private int maxInFlightPerConnection;
+        private String name = "acemq";
+
+        private Builder() {
+        }
+
+        /**
+         * @param settings where and how to connect (required)
+         * @return this builder
+         */
+        public Builder connection(ConnectionSettings settings) {
+            this.connection = Objects.requireNonNull(settings, "connection must not be null");
+            return this;
+        }
+
+        /**
+         * Shorthand for {@code connection(ConnectionSettings.builder(host, port).build())}.
+         *
+         * @param host broker host
+         * @param port broker port
+         * @return this builder
+         */
+        public Builder broker(String host, int port) {
+            return connection(ConnectionSettings.builder(host, port).build());
+        }
+
+        /**
+         * @param store the idempotency store shared by every subscription (required)
+         * @return this builder
+         */
+        public Builder store(IdempotencyStore store) {
+            this.store = Objects.requireNonNull(store, "store must not be null");
+            return this;
+        }
+
+        /**
+         * Adds a subscription with default settings.
+         *
+         * @param address the address to consume
+         * @param handler the handler
+         * @return this builder
+         */
+        public Builder subscribe(String address, MessageHandler handler) {
+            return subscribe(Subscription.builder(address, handler).build());
+        }
+
+        /**
+         * @param subscription a subscription to add
+         * @return this builder
+         */
+        public Builder subscribe(Subscription subscription) {
+            subscriptions.add(Objects.requireNonNull(subscription, "subscription must not be null"));
+            return this;
+        }
+
+        /**
+         * @param observer receives every event (default: none); see the Micrometer binding in this package
+         * @return this builder
+         */
+        public Builder observer(ConsumerObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer must not be null");
+            return this;
+        }
+
+        /**
+         * @param policy what to do while the store is unreachable (default {@link StoreFailurePolicy#FAIL_CLOSED})
+         * @return this builder
+         */
+        public Builder storeFailurePolicy(StoreFailurePolicy policy) {
+            this.storeFailurePolicy = Objects.requireNonNull(policy, "storeFailurePolicy must not be null");
+            return this;
+        }
+
+        /**
+         * @param timeout how long {@link AmqpConsumer#close()} waits for running handlers (default 30 s)
+         * @return this builder
+         */
+        public Builder shutdownTimeout(Duration timeout) {
+            this.shutdownTimeout = Validation.notNegative("shutdownTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param interval how long a link may be idle with credit outstanding before its credit is drained and
+         *     re-granted (default 1 s)
+         * @return this builder
+         */
+        public Builder creditCheckInterval(Duration interval) {
+            this.creditCheckInterval = Validation.positive("creditCheckInterval", interval);
+            return this;
+        }
+
+        /**
+         * @param attempts how many times to try recording a confirmation after the handler succeeded (default 3);
+         *     if all fail the delivery is accepted anyway, because the work is done (see README)
+         * @return this builder
+         */
+        public Builder confirmAttempts(int attempts) {
+            this.confirmAttempts = Validation.atLeast("confirmAttempts", 1, attempts);
+            return this;
+        }
+
+        /**
+         * @param first first delay between probes of an unreachable store (default 100 ms)
+         * @param max longest delay (default 10 s)
+         * @return this builder
+         */
+        public Builder storeRetryDelay(Duration first, Duration max) {
+            Validation.positive("storeRetryDelay", first);
+            Validation.positive("maxStoreRetryDelay", max);
+            if (max.compareTo(first) < 0) {
+                throw new IllegalArgumentException("maxStoreRetryDelay must be >= storeRetryDelay (" + first
+                        + "), but was " + max);
+            }
+            this.storeRetryDelay = first;
+            this.maxStoreRetryDelay = max;
+            return this;
+        }
+
+        /**
+         * Caps the deliveries held by all subscriptions of this consumer together (default 0: no cap beyond each
+         * subscription's own {@link Subscription#maxInFlight()}). When capacity frees up, every subscription that
+         * waits for it is re-evaluated, not only the one that freed it.
+         *
+         * @param deliveries the cap, or 0 for none
+         * @return this builder
+         */
+        public Builder maxInFlightPerConnection(int deliveries) {
+            this.maxInFlightPerConnection = Validation.atLeast("maxInFlightPerConnection", 0, deliveries);
+            return this;
+        }
+
+        /**
+         * @param name a name for threads and logs (default "acemq")
+         * @return this builder
+         */
+        public Builder name(String name) {
+            this.name = Validation.notBlank("name", name);
+            return this;
+        }
+
+        /**
+         * Validates the settings, connects, attaches every subscription and starts consuming.
+         *
+         * @return the running consumer
+         * @throws IllegalArgumentException if the settings are incomplete or inconsistent
+         * @throws AcemqException if the broker cannot be reached or a link cannot be attached; nothing is left open
+         */
+        public AmqpConsumer start() {
+            if (connection == null) {
+                throw new IllegalArgumentException("connection must be set (builder().connection(...) or broker(...))");
+            }
+            if (store == null) {
+                throw new IllegalArgumentException("store must be set");
+            }
+            if (subscriptions.isEmpty()) {
+                throw new IllegalArgumentException("at least one subscription must be added");
+            }
+            Set<String> names = new LinkedHashSet<>();
+            for (Subscription s : subscriptions) {
+                if (!names.add(s.name())) {
+                    throw new IllegalArgumentException("subscription names must be unique, but '" + s.name()
+                            + "' was used twice");
+                }
+            }
+            RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
+                    storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmAttempts, storeRetryDelay,
+                    maxStoreRetryDelay, maxInFlightPerConnection);
+            ConsumerRuntime runtime = new ConsumerRuntime(config);
+            runtime.start();
+            return new AmqpConsumer(runtime);
+        }
+    }
+}

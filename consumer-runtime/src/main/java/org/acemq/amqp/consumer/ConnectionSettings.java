@@ -1,0 +1,393 @@
+package org.acemq.amqp.consumer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.net.ssl.SSLContext;
+
+/**
+ * Where and how to connect to the broker. Immutable; build with {@link #builder(String, int)}.
+ *
+ * <p>Credentials are never included in {@link #toString()}, log lines, exception messages or metrics.
+ */
+public final class ConnectionSettings {
+
+    /** Reconnect after a lost connection: on by default. */
+    public static final boolean DEFAULT_RECONNECT = true;
+    /** First delay before reconnecting: 100 ms. */
+    public static final Duration DEFAULT_RECONNECT_DELAY = Duration.ofMillis(100);
+    /** Longest delay between reconnect attempts (exponential back-off): 30 s. */
+    public static final Duration DEFAULT_MAX_RECONNECT_DELAY = Duration.ofSeconds(30);
+    /** Reconnect attempts before giving up; -1 means forever (the default). */
+    public static final int DEFAULT_MAX_RECONNECT_ATTEMPTS = -1;
+    /** AMQP idle timeout advertised to the broker: 60 s. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
+    /** How long opening the connection, a session or a link may take: 15 s. */
+    public static final Duration DEFAULT_OPEN_TIMEOUT = Duration.ofSeconds(15);
+    /**
+     * How long a request the runtime waits on may take (transaction declare/discharge, drain, credit): 30 s.
+     * protonj2's own default is to wait forever.
+     */
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+
+    private final String host;
+    private final int port;
+    private final String user;
+    private final String password;
+    private final String virtualHost;
+    private final boolean tls;
+    private final String trustStorePath;
+    private final String trustStorePassword;
+    private final String keyStorePath;
+    private final String keyStorePassword;
+    private final boolean verifyHost;
+    private final SSLContext sslContext;
+    private final boolean reconnect;
+    private final Duration reconnectDelay;
+    private final Duration maxReconnectDelay;
+    private final int maxReconnectAttempts;
+    private final List<String> failoverHosts;
+    private final List<Integer> failoverPorts;
+    private final Duration idleTimeout;
+    private final Duration openTimeout;
+    private final Duration requestTimeout;
+
+    private ConnectionSettings(Builder b) {
+        this.host = b.host;
+        this.port = b.port;
+        this.user = b.user;
+        this.password = b.password;
+        this.virtualHost = b.virtualHost;
+        this.tls = b.tls;
+        this.trustStorePath = b.trustStorePath;
+        this.trustStorePassword = b.trustStorePassword;
+        this.keyStorePath = b.keyStorePath;
+        this.keyStorePassword = b.keyStorePassword;
+        this.verifyHost = b.verifyHost;
+        this.sslContext = b.sslContext;
+        this.reconnect = b.reconnect;
+        this.reconnectDelay = b.reconnectDelay;
+        this.maxReconnectDelay = b.maxReconnectDelay;
+        this.maxReconnectAttempts = b.maxReconnectAttempts;
+        this.failoverHosts = List.copyOf(b.failoverHosts);
+        this.failoverPorts = List.copyOf(b.failoverPorts);
+        this.idleTimeout = b.idleTimeout;
+        this.openTimeout = b.openTimeout;
+        this.requestTimeout = b.requestTimeout;
+    }
+
+    /**
+     * @param host the broker host name or address
+     * @param port the broker's AMQP port (1-65535)
+     * @return a builder with every other setting at its default
+     */
+    public static Builder builder(String host, int port) {
+        return new Builder(host, port);
+    }
+
+    /** @return the broker host */
+    public String host() {
+        return host;
+    }
+
+    /** @return the broker port */
+    public int port() {
+        return port;
+    }
+
+    /** @return the SASL user name, or null for anonymous */
+    public String user() {
+        return user;
+    }
+
+    /** @return the SASL password, or null; never logged */
+    public String password() {
+        return password;
+    }
+
+    /** @return the AMQP virtual host (open.hostname), or null for the default */
+    public String virtualHost() {
+        return virtualHost;
+    }
+
+    /** @return whether TLS is used */
+    public boolean tls() {
+        return tls;
+    }
+
+    /** @return the trust store path, or null */
+    public String trustStorePath() {
+        return trustStorePath;
+    }
+
+    /** @return the trust store password, or null; never logged */
+    public String trustStorePassword() {
+        return trustStorePassword;
+    }
+
+    /** @return the key store path (client certificate), or null */
+    public String keyStorePath() {
+        return keyStorePath;
+    }
+
+    /** @return the key store password, or null; never logged */
+    public String keyStorePassword() {
+        return keyStorePassword;
+    }
+
+    /** @return whether the TLS host name is verified (default true) */
+    public boolean verifyHost() {
+        return verifyHost;
+    }
+
+    /** @return a preconfigured SSL context that overrides the stores, or null */
+    public SSLContext sslContext() {
+        return sslContext;
+    }
+
+    /** @return whether to reconnect after a lost connection */
+    public boolean reconnect() {
+        return reconnect;
+    }
+
+    /** @return the first reconnect delay */
+    public Duration reconnectDelay() {
+        return reconnectDelay;
+    }
+
+    /** @return the longest reconnect delay */
+    public Duration maxReconnectDelay() {
+        return maxReconnectDelay;
+    }
+
+    /** @return how many reconnect attempts before giving up, -1 for no limit */
+    public int maxReconnectAttempts() {
+        return maxReconnectAttempts;
+    }
+
+    /** @return further {@code host:port} locations tried in order when reconnecting */
+    public List<String> failoverLocations() {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < failoverHosts.size(); i++) {
+            out.add(failoverHosts.get(i) + ":" + failoverPorts.get(i));
+        }
+        return out;
+    }
+
+    /** @return the AMQP idle timeout */
+    public Duration idleTimeout() {
+        return idleTimeout;
+    }
+
+    /** @return the open timeout */
+    public Duration openTimeout() {
+        return openTimeout;
+    }
+
+    /** @return the request timeout */
+    public Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** @return the settings without any credential */
+    @Override
+    public String toString() {
+        return "ConnectionSettings[" + (tls ? "amqps://" : "amqp://") + host + ":" + port
+                + (user != null ? ", user=<set>" : "") + (password != null ? ", password=<hidden>" : "")
+                + ", reconnect=" + reconnect + "]";
+    }
+
+    /** Builds {@link ConnectionSettings}; every setter validates its argument at once. */
+    public static final class Builder {
+        private final String host;
+        private final int port;
+        private String user;
+        private String password;
+        private String virtualHost;
+        private boolean tls;
+        private String trustStorePath;
+        private String trustStorePassword;
+        private String keyStorePath;
+        private String keyStorePassword;
+        private boolean verifyHost = true;
+        private SSLContext sslContext;
+        private boolean reconnect = DEFAULT_RECONNECT;
+        private Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
+        private Duration maxReconnectDelay = DEFAULT_MAX_RECONNECT_DELAY;
+        private int maxReconnectAttempts = DEFAULT_MAX_RECONNECT_ATTEMPTS;
+        private final List<String> failoverHosts = new ArrayList<>();
+        private final List<Integer> failoverPorts = new ArrayList<>();
+        private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+        private Duration openTimeout = DEFAULT_OPEN_TIMEOUT;
+        private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+
+        private Builder(String host, int port) {
+            this.host = Validation.notBlank("host", host);
+            this.port = Validation.port("port", port);
+        }
+
+        /**
+         * Authenticates with SASL PLAIN (or another mechanism the broker offers that fits).
+         *
+         * @param user the user name
+         * @param password the password; never logged
+         * @return this builder
+         */
+        public Builder credentials(String user, String password) {
+            this.user = Validation.notBlank("user", user);
+            this.password = Objects.requireNonNull(password, "password must not be null");
+            return this;
+        }
+
+        /**
+         * @param virtualHost the AMQP virtual host to ask for in open.hostname
+         * @return this builder
+         */
+        public Builder virtualHost(String virtualHost) {
+            this.virtualHost = Validation.notBlank("virtualHost", virtualHost);
+            return this;
+        }
+
+        /**
+         * @param enabled whether to use TLS (default false)
+         * @return this builder
+         */
+        public Builder tls(boolean enabled) {
+            this.tls = enabled;
+            return this;
+        }
+
+        /**
+         * Enables TLS with a trust store.
+         *
+         * @param path trust store file
+         * @param password its password; never logged
+         * @return this builder
+         */
+        public Builder trustStore(String path, String password) {
+            this.tls = true;
+            this.trustStorePath = Validation.notBlank("trustStorePath", path);
+            this.trustStorePassword = password;
+            return this;
+        }
+
+        /**
+         * Enables TLS with a client certificate.
+         *
+         * @param path key store file
+         * @param password its password; never logged
+         * @return this builder
+         */
+        public Builder keyStore(String path, String password) {
+            this.tls = true;
+            this.keyStorePath = Validation.notBlank("keyStorePath", path);
+            this.keyStorePassword = password;
+            return this;
+        }
+
+        /**
+         * @param verify whether to verify the broker's host name against its certificate (default true)
+         * @return this builder
+         */
+        public Builder verifyHost(boolean verify) {
+            this.verifyHost = verify;
+            return this;
+        }
+
+        /**
+         * Enables TLS with a context built by the application; the stores are then ignored.
+         *
+         * @param context the SSL context
+         * @return this builder
+         */
+        public Builder sslContext(SSLContext context) {
+            this.tls = true;
+            this.sslContext = Objects.requireNonNull(context, "sslContext must not be null");
+            return this;
+        }
+
+        /**
+         * @param enabled whether to reconnect after a lost connection (default true)
+         * @return this builder
+         */
+        public Builder reconnect(boolean enabled) {
+            this.reconnect = enabled;
+            return this;
+        }
+
+        /**
+         * @param first the first delay (default 100 ms)
+         * @param max the longest delay (default 30 s); the delay doubles up to it
+         * @return this builder
+         */
+        public Builder reconnectDelay(Duration first, Duration max) {
+            Validation.positive("reconnectDelay", first);
+            Validation.positive("maxReconnectDelay", max);
+            if (max.compareTo(first) < 0) {
+                throw new IllegalArgumentException("maxReconnectDelay must be >= reconnectDelay (" + first
+                        + "), but was " + max);
+            }
+            this.reconnectDelay = first;
+            this.maxReconnectDelay = max;
+            return this;
+        }
+
+        /**
+         * @param attempts how many reconnect attempts before giving up; -1 (the default) for no limit
+         * @return this builder
+         */
+        public Builder maxReconnectAttempts(int attempts) {
+            if (attempts < -1 || attempts == 0) {
+                throw new IllegalArgumentException("maxReconnectAttempts must be -1 or >= 1, but was " + attempts);
+            }
+            this.maxReconnectAttempts = attempts;
+            return this;
+        }
+
+        /**
+         * Adds a further location tried, in order, when reconnecting.
+         *
+         * @param host the host
+         * @param port the port
+         * @return this builder
+         */
+        public Builder failover(String host, int port) {
+            failoverHosts.add(Validation.notBlank("failover host", host));
+            failoverPorts.add(Validation.port("failover port", port));
+            return this;
+        }
+
+        /**
+         * @param timeout the AMQP idle timeout (default 60 s); zero disables it
+         * @return this builder
+         */
+        public Builder idleTimeout(Duration timeout) {
+            this.idleTimeout = Validation.notNegative("idleTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout how long opening a connection, session or link may take (default 15 s)
+         * @return this builder
+         */
+        public Builder openTimeout(Duration timeout) {
+            this.openTimeout = Validation.positive("openTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout how long a transaction declare/discharge or a drain may take (default 30 s)
+         * @return this builder
+         */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = Validation.positive("requestTimeout", timeout);
+            return this;
+        }
+
+        /** @return the settings */
+        public ConnectionSettings build() {
+            return new ConnectionSettings(this);
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package org.acemq.amqp.consumer;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A point-in-time view of a running consumer, free of any framework, meant to back a health endpoint (Spring Boot
+ * Actuator {@code HealthIndicator}, a plain HTTP handler, a Kubernetes probe).
+ *
+ * @param state the consumer's lifecycle state
+ * @param connected whether the AMQP connection is up (false while reconnecting)
+ * @param storeReachable whether the last store call succeeded
+ * @param paused whether credit is withheld because the store is unreachable
+ * @param lastError the last error seen (connection, link or store), without credentials; null if none
+ * @param subscriptions one entry per subscription
+ */
+public record ConsumerHealth(State state, boolean connected, boolean storeReachable, boolean paused, String lastError,
+                             List<SubscriptionHealth> subscriptions) {
+
+    /** Copies the list. */
+    public ConsumerHealth {
+        subscriptions = List.copyOf(subscriptions);
+    }
+
+    /** @return true when running, connected, the store reachable and every link attached */
+    public boolean healthy() {
+        return state == State.RUNNING && connected && storeReachable
+                && subscriptions.stream().allMatch(SubscriptionHealth::attached);
+    }
+
+    /** Lifecycle of a consumer. */
+    public enum State {
+        /** Connecting and attaching. */
+        STARTING,
+        /** Consuming (possibly paused or reconnecting: see the other fields). */
+        RUNNING,
+        /** Draining and waiting for in-flight handlers. */
+        STOPPING,
+        /** Closed. */
+        STOPPED,
+        /** The connection was lost for good (reconnect gave up or was refused); the consumer must be recreated. */
+        FAILED
+    }
+
+    /**
+     * One subscription.
+     *
+     * @param name the subscription name
+     * @param address the address consumed
+     * @param attached whether its link is attached
+     * @param inFlight deliveries received and not yet settled
+     * @param credit link credit granted and not yet used
+     * @param oldestInFlight how long the oldest unsettled delivery has been held, zero if none
+     */
+    public record SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
+                                     Duration oldestInFlight) {
+    }
+}

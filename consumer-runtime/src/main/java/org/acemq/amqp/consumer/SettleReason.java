@@ -1,0 +1,25 @@
+package org.acemq.amqp.consumer;
+
+/** Why a delivery got the outcome it got. A small, fixed set, suitable as a metric tag. */
+public enum SettleReason {
+    /** The handler succeeded and the store recorded it. */
+    PROCESSED,
+    /** The store already had the message confirmed: a duplicate, absorbed without running the handler. */
+    DUPLICATE,
+    /** Another owner holds a live claim on the message; the copy goes back to be tried later. */
+    IN_PROGRESS,
+    /** The handler failed with a transient error; the message will be tried again. */
+    FAILED,
+    /** The handler threw {@link org.acemq.amqp.api.PermanentMessageException} or an exception configured as permanent. */
+    PERMANENT,
+    /** The message failed more often than the subscription's maximum number of attempts. */
+    POISON,
+    /** The idempotency store could not be reached; the handler did not run. */
+    STORE_UNAVAILABLE,
+    /** The message has no usable idempotency key and the policy rejects such messages. */
+    MISSING_ID,
+    /** The message could not be decoded. */
+    UNDECODABLE,
+    /** The consumer was shutting down before the handler started. */
+    SHUTDOWN
+}

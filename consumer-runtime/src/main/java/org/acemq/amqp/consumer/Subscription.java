@@ -1,0 +1,393 @@
+package org.acemq.amqp.consumer;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.api.PermanentMessageException;
+
+/**
+ * One address to consume, the handler for it, and how. Immutable; build with {@link #builder(String, MessageHandler)}.
+ *
+ * <h2>Outcome policy</h2>
+ * After the handler ran (or could not run), every delivery is settled by one fixed rule set:
+ * <table>
+ *   <caption>How each case is settled</caption>
+ *   <tr><th>case</th><th>outcome</th></tr>
+ *   <tr><td>handler returned, store confirmed</td><td>accepted</td></tr>
+ *   <tr><td>store says ALREADY_CONFIRMED (duplicate)</td><td>accepted, handler not run</td></tr>
+ *   <tr><td>store says IN_PROGRESS</td><td>released after {@link #inProgressDelay()}, never accepted</td></tr>
+ *   <tr><td>handler threw {@link PermanentMessageException} or a {@linkplain Builder#permanentFailure permanent}
+ *       type</td><td>rejected with the exception's condition and message</td></tr>
+ *   <tr><td>handler threw anything else, attempts left</td><td>{@link #transientFailureOutcome()} (modified with
+ *       delivery-failed by default, so brokers count the attempt), after {@link #retryDelay()}</td></tr>
+ *   <tr><td>handler threw on attempt {@link #maxAttempts()}, or a claim arrives with an attempt number above it (the
+ *       message crashed its consumers)</td><td>rejected, condition {@value #MAX_ATTEMPTS_CONDITION}</td></tr>
+ *   <tr><td>no usable key</td><td>per {@link #missingIdPolicy()}</td></tr>
+ *   <tr><td>body cannot be decoded</td><td>rejected, condition {@code amqp:decode-error}</td></tr>
+ *   <tr><td>store unreachable</td><td>released (not counted as an attempt), see {@link StoreFailurePolicy}</td></tr>
+ * </table>
+ * The claim is always released before a failure outcome is sent, and confirmed before {@code accepted} is sent.
+ */
+public final class Subscription {
+
+    /** Handler threads for one subscription: 1. */
+    public static final int DEFAULT_CONCURRENCY = 1;
+    /** Deliveries that may wait, already received, beyond those being handled: 100. */
+    public static final int DEFAULT_PREFETCH = 100;
+    /** Attempts (claims of the same message) before it is rejected as poison: 5. */
+    public static final int DEFAULT_MAX_ATTEMPTS = 5;
+    /** How long an IN_PROGRESS copy is held before it is released back to the broker: 1 s. */
+    public static final Duration DEFAULT_IN_PROGRESS_DELAY = Duration.ofSeconds(1);
+    /** How long a transiently failed delivery is held before it goes back: 0 (leave delays to the broker). */
+    public static final Duration DEFAULT_RETRY_DELAY = Duration.ZERO;
+    /** Transactional mode: commit after this many settled deliveries: 100. */
+    public static final int DEFAULT_TRANSACTION_BATCH_SIZE = 100;
+    /** Transactional mode: commit at the latest this long after the first settled delivery: 50 ms. */
+    public static final Duration DEFAULT_TRANSACTION_BATCH_TIME = Duration.ofMillis(50);
+    /** The rejection condition for messages that used up their attempts. */
+    public static final String MAX_ATTEMPTS_CONDITION = "acemq:max-attempts-exceeded";
+
+    private final String address;
+    private final MessageHandler handler;
+    private final String name;
+    private final int concurrency;
+    private final int prefetch;
+    private final AcknowledgementMode acknowledgementMode;
+    private final int maxAttempts;
+    private final Set<Class<? extends Throwable>> permanentFailures;
+    private final Outcome transientFailureOutcome;
+    private final Duration retryDelay;
+    private final Duration inProgressDelay;
+    private final MissingIdPolicy missingIdPolicy;
+    private final String sessionGroup;
+    private final String linkName;
+    private final int transactionBatchSize;
+    private final Duration transactionBatchTime;
+    private final boolean renewLeases;
+
+    private Subscription(Builder b) {
+        this.address = b.address;
+        this.handler = b.handler;
+        this.name = b.name != null ? b.name : b.address;
+        this.concurrency = b.concurrency;
+        this.prefetch = b.prefetch;
+        this.acknowledgementMode = b.acknowledgementMode;
+        this.maxAttempts = b.maxAttempts;
+        this.permanentFailures = Set.copyOf(b.permanentFailures);
+        this.transientFailureOutcome = b.transientFailureOutcome;
+        this.retryDelay = b.retryDelay;
+        this.inProgressDelay = b.inProgressDelay;
+        this.missingIdPolicy = b.missingIdPolicy;
+        this.sessionGroup = b.sessionGroup;
+        this.linkName = b.linkName;
+        this.transactionBatchSize = b.transactionBatchSize;
+        this.transactionBatchTime = b.transactionBatchTime;
+        this.renewLeases = b.renewLeases;
+    }
+
+    /**
+     * @param address the queue or address to consume from
+     * @param handler the application code run for each message
+     * @return a builder with every other setting at its default
+     */
+    public static Builder builder(String address, MessageHandler handler) {
+        return new Builder(address, handler);
+    }
+
+    /** @return the address consumed */
+    public String address() {
+        return address;
+    }
+
+    /** @return the handler */
+    public MessageHandler handler() {
+        return handler;
+    }
+
+    /** @return the name used in metrics, health and thread names (defaults to the address) */
+    public String name() {
+        return name;
+    }
+
+    /** @return how many handlers run at once */
+    public int concurrency() {
+        return concurrency;
+    }
+
+    /** @return how many received deliveries may wait beyond those being handled */
+    public int prefetch() {
+        return prefetch;
+    }
+
+    /** @return the most deliveries this subscription holds unsettled or has credit for: concurrency + prefetch */
+    public int maxInFlight() {
+        return concurrency + prefetch;
+    }
+
+    /** @return the acknowledgement mode */
+    public AcknowledgementMode acknowledgementMode() {
+        return acknowledgementMode;
+    }
+
+    /** @return attempts before a message is rejected as poison */
+    public int maxAttempts() {
+        return maxAttempts;
+    }
+
+    /** @return exception types (and their subtypes) that reject a message at once */
+    public Set<Class<? extends Throwable>> permanentFailures() {
+        return permanentFailures;
+    }
+
+    /** @return the outcome for a transient failure: {@link Outcome#MODIFIED} (default) or {@link Outcome#RELEASED} */
+    public Outcome transientFailureOutcome() {
+        return transientFailureOutcome;
+    }
+
+    /** @return how long a transiently failed delivery is held before it goes back */
+    public Duration retryDelay() {
+        return retryDelay;
+    }
+
+    /** @return how long an IN_PROGRESS copy is held before it is released */
+    public Duration inProgressDelay() {
+        return inProgressDelay;
+    }
+
+    /** @return what to do with messages without a message-id */
+    public MissingIdPolicy missingIdPolicy() {
+        return missingIdPolicy;
+    }
+
+    /** @return the name of the session this subscription shares with others, or null for a session of its own */
+    public String sessionGroup() {
+        return sessionGroup;
+    }
+
+    /** @return the AMQP link name, or null to let the client choose */
+    public String linkName() {
+        return linkName;
+    }
+
+    /** @return transactional mode: deliveries per commit */
+    public int transactionBatchSize() {
+        return transactionBatchSize;
+    }
+
+    /** @return transactional mode: longest wait before a commit */
+    public Duration transactionBatchTime() {
+        return transactionBatchTime;
+    }
+
+    /** @return whether leases are renewed while a handler runs (when the store supports it) */
+    public boolean renewLeases() {
+        return renewLeases;
+    }
+
+    /**
+     * @param failure what the handler threw
+     * @return whether it means the message can never succeed
+     */
+    public boolean isPermanent(Throwable failure) {
+        if (failure instanceof PermanentMessageException) {
+            return true;
+        }
+        for (Class<? extends Throwable> type : permanentFailures) {
+            if (type.isInstance(failure)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return "Subscription[" + name + " <- " + address + ", mode=" + acknowledgementMode + ", concurrency="
+                + concurrency + ", prefetch=" + prefetch + ", maxAttempts=" + maxAttempts + "]";
+    }
+
+    /** Builds a {@link Subscription}; setters validate at once. */
+    public static final class Builder {
+        private final String address;
+        private final MessageHandler handler;
+        private String name;
+        private int concurrency = DEFAULT_CONCURRENCY;
+        private int prefetch = DEFAULT_PREFETCH;
+        private AcknowledgementMode acknowledgementMode = AcknowledgementMode.AT_LEAST_ONCE;
+        private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+        private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
+        private Outcome transientFailureOutcome = Outcome.MODIFIED;
+        private Duration retryDelay = DEFAULT_RETRY_DELAY;
+        private Duration inProgressDelay = DEFAULT_IN_PROGRESS_DELAY;
+        private MissingIdPolicy missingIdPolicy = MissingIdPolicy.reject();
+        private String sessionGroup;
+        private String linkName;
+        private int transactionBatchSize = DEFAULT_TRANSACTION_BATCH_SIZE;
+        private Duration transactionBatchTime = DEFAULT_TRANSACTION_BATCH_TIME;
+        private boolean renewLeases = true;
+
+        private Builder(String address, MessageHandler handler) {
+            this.address = Validation.notBlank("address", address);
+            this.handler = Objects.requireNonNull(handler, "handler must not be null");
+        }
+
+        /**
+         * @param name the name used in metrics tags, health and thread names (default: the address); keep it short
+         *     and fixed
+         * @return this builder
+         */
+        public Builder name(String name) {
+            this.name = Validation.notBlank("name", name);
+            return this;
+        }
+
+        /**
+         * @param threads how many handlers run at once (default 1)
+         * @return this builder
+         */
+        public Builder concurrency(int threads) {
+            this.concurrency = Validation.atLeast("concurrency", 1, threads);
+            return this;
+        }
+
+        /**
+         * @param deliveries how many received deliveries may wait beyond those being handled (default 100); 0 means
+         *     a delivery is asked for only when a handler thread is free
+         * @return this builder
+         */
+        public Builder prefetch(int deliveries) {
+            this.prefetch = Validation.atLeast("prefetch", 0, deliveries);
+            return this;
+        }
+
+        /**
+         * @param mode how deliveries are acknowledged (default {@link AcknowledgementMode#AT_LEAST_ONCE})
+         * @return this builder
+         */
+        public Builder acknowledgementMode(AcknowledgementMode mode) {
+            this.acknowledgementMode = Objects.requireNonNull(mode, "acknowledgementMode must not be null");
+            return this;
+        }
+
+        /**
+         * @param attempts how many claims of one message may fail before it is rejected (default 5)
+         * @return this builder
+         */
+        public Builder maxAttempts(int attempts) {
+            this.maxAttempts = Validation.atLeast("maxAttempts", 1, attempts);
+            return this;
+        }
+
+        /**
+         * Declares exception types that mean "this message can never succeed": a handler throwing one (or a
+         * subtype) gets its message rejected at once. {@link PermanentMessageException} always counts.
+         *
+         * @param types the exception types
+         * @return this builder
+         */
+        @SafeVarargs
+        public final Builder permanentFailure(Class<? extends Throwable>... types) {
+            for (Class<? extends Throwable> type : types) {
+                permanentFailures.add(Objects.requireNonNull(type, "permanent failure type must not be null"));
+            }
+            return this;
+        }
+
+        /**
+         * @param outcome {@link Outcome#MODIFIED} (default: modified with delivery-failed, counted by brokers) or
+         *     {@link Outcome#RELEASED} (for brokers without {@code modified}, such as RabbitMQ 3.x; our own attempt
+         *     count still stops poison messages)
+         * @return this builder
+         */
+        public Builder transientFailureOutcome(Outcome outcome) {
+            if (outcome != Outcome.MODIFIED && outcome != Outcome.RELEASED) {
+                throw new IllegalArgumentException("transientFailureOutcome must be MODIFIED or RELEASED, but was "
+                        + outcome);
+            }
+            this.transientFailureOutcome = outcome;
+            return this;
+        }
+
+        /**
+         * @param delay how long a transiently failed delivery is held (occupying its slot) before it goes back
+         *     (default 0)
+         * @return this builder
+         */
+        public Builder retryDelay(Duration delay) {
+            this.retryDelay = Validation.notNegative("retryDelay", delay);
+            return this;
+        }
+
+        /**
+         * @param delay how long an IN_PROGRESS copy is held before it is released, so that it is not redelivered in
+         *     a tight loop while its owner works (default 1 s)
+         * @return this builder
+         */
+        public Builder inProgressDelay(Duration delay) {
+            this.inProgressDelay = Validation.notNegative("inProgressDelay", delay);
+            return this;
+        }
+
+        /**
+         * @param policy what to do with messages without a message-id (default {@link MissingIdPolicy#reject()})
+         * @return this builder
+         */
+        public Builder missingIdPolicy(MissingIdPolicy policy) {
+            this.missingIdPolicy = Objects.requireNonNull(policy, "missingIdPolicy must not be null");
+            return this;
+        }
+
+        /**
+         * Puts this subscription's receiver on a session shared with every other subscription of the same group.
+         * By default each subscription has a session of its own.
+         *
+         * @param group the group name
+         * @return this builder
+         */
+        public Builder sessionGroup(String group) {
+            this.sessionGroup = Validation.notBlank("sessionGroup", group);
+            return this;
+        }
+
+        /**
+         * @param name the AMQP link name (default: chosen by the client); needed for durable subscriptions
+         * @return this builder
+         */
+        public Builder linkName(String name) {
+            this.linkName = Validation.notBlank("linkName", name);
+            return this;
+        }
+
+        /**
+         * @param size transactional mode: commit after this many settled deliveries (default 100)
+         * @param time transactional mode: commit at the latest this long after the first one (default 50 ms)
+         * @return this builder
+         */
+        public Builder transactionBatch(int size, Duration time) {
+            this.transactionBatchSize = Validation.atLeast("transactionBatchSize", 1, size);
+            this.transactionBatchTime = Validation.positive("transactionBatchTime", time);
+            return this;
+        }
+
+        /**
+         * @param renew whether to renew a claim's lease while its handler runs (default true; needs a
+         *     {@link org.acemq.amqp.api.LeasedIdempotencyStore})
+         * @return this builder
+         */
+        public Builder renewLeases(boolean renew) {
+            this.renewLeases = renew;
+            return this;
+        }
+
+        /** @return the subscription */
+        public Subscription build() {
+            if (acknowledgementMode == AcknowledgementMode.TRANSACTIONAL && sessionGroup != null) {
+                throw new IllegalArgumentException("sessionGroup must not be set with TRANSACTIONAL acknowledgement"
+                        + " (a transaction spans its whole session), but was '" + sessionGroup + "'");
+            }
+            return new Subscription(this);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package org.acemq.amqp.consumer.internal;
+
+import org.apache.qpid.protonj2.client.Delivery;
+
+/** One delivery from the moment the dispatcher takes it until it is settled or abandoned. */
+final class DeliveryTask implements Runnable {
+
+    final SubscriptionRunner runner;
+    final Delivery delivery;
+    final long connectionGeneration;
+    final long linkGeneration;
+    final long receivedNanos;
+    private boolean finished;
+
+    DeliveryTask(SubscriptionRunner runner, Delivery delivery, long connectionGeneration, long linkGeneration) {
+        this.runner = runner;
+        this.delivery = delivery;
+        this.connectionGeneration = connectionGeneration;
+        this.linkGeneration = linkGeneration;
+        this.receivedNanos = System.nanoTime();
+    }
+
+    @Override
+    public void run() {
+        runner.process(this);
+    }
+
+    /** @return true the first time only, so a task frees its slot exactly once */
+    synchronized boolean markFinished() {
+        if (finished) {
+            return false;
+        }
+        finished = true;
+        return true;
+    }
+}

@@ -1,0 +1,147 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.apache.qpid.protonj2.client.Message;
+import org.apache.qpid.protonj2.client.exceptions.ClientException;
+
+/** The handler's view of a decoded protonj2 message. Everything is read eagerly on the worker thread. */
+final class EnvelopeImpl implements Envelope {
+
+    static final String DECODE_ERROR = "amqp:decode-error";
+
+    private final String id;
+    private final Object messageId;
+    private final String address;
+    private final Object body;
+    private final Object correlationId;
+    private final String subject;
+    private final String contentType;
+    private final String replyTo;
+    private final Instant creationTime;
+    private final Map<String, Object> applicationProperties;
+    private final Map<String, Object> annotations;
+    private final long deliveryCount;
+    private final boolean firstAcquirer;
+    private final int attempt;
+
+    private EnvelopeImpl(String id, Object messageId, String address, Object body, Object correlationId,
+                         String subject, String contentType, String replyTo, Instant creationTime,
+                         Map<String, Object> applicationProperties, Map<String, Object> annotations,
+                         long deliveryCount, boolean firstAcquirer, int attempt) {
+        this.id = id;
+        this.messageId = messageId;
+        this.address = address;
+        this.body = body;
+        this.correlationId = correlationId;
+        this.subject = subject;
+        this.contentType = contentType;
+        this.replyTo = replyTo;
+        this.creationTime = creationTime;
+        this.applicationProperties = applicationProperties;
+        this.annotations = annotations;
+        this.deliveryCount = deliveryCount;
+        this.firstAcquirer = firstAcquirer;
+        this.attempt = attempt;
+    }
+
+    static EnvelopeImpl of(String id, String address, Message<?> message, int attempt) throws ClientException {
+        Map<String, Object> props = new LinkedHashMap<>();
+        message.forEachProperty((k, v) -> props.put(k, AmqpValues.toJdk(v)));
+        Map<String, Object> annotations = new LinkedHashMap<>();
+        message.forEachAnnotation((k, v) -> annotations.put(k, AmqpValues.toJdk(v)));
+        return new EnvelopeImpl(id, AmqpValues.toJdk(message.messageId()), address, AmqpValues.toJdk(message.body()),
+                AmqpValues.toJdk(message.correlationId()), message.subject(), message.contentType(),
+                message.replyTo(), AmqpValues.timestamp(message.creationTime()),
+                Collections.unmodifiableMap(props), Collections.unmodifiableMap(annotations),
+                message.deliveryCount(), message.firstAcquirer(), attempt);
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public Object messageId() {
+        return messageId;
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    @Override
+    public Object body() {
+        return body;
+    }
+
+    @Override
+    public <T> T body(Class<T> type) {
+        if (body != null && !type.isInstance(body)) {
+            throw new PermanentMessageException(DECODE_ERROR, "body is " + body.getClass().getName() + ", not "
+                    + type.getName(), null);
+        }
+        return type.cast(body);
+    }
+
+    @Override
+    public Object correlationId() {
+        return correlationId;
+    }
+
+    @Override
+    public String subject() {
+        return subject;
+    }
+
+    @Override
+    public String contentType() {
+        return contentType;
+    }
+
+    @Override
+    public String replyTo() {
+        return replyTo;
+    }
+
+    @Override
+    public Instant creationTime() {
+        return creationTime;
+    }
+
+    @Override
+    public Map<String, Object> applicationProperties() {
+        return applicationProperties;
+    }
+
+    @Override
+    public Map<String, Object> annotations() {
+        return annotations;
+    }
+
+    @Override
+    public long deliveryCount() {
+        return deliveryCount;
+    }
+
+    @Override
+    public boolean firstAcquirer() {
+        return firstAcquirer;
+    }
+
+    @Override
+    public int attempt() {
+        return attempt;
+    }
+
+    @Override
+    public String toString() {
+        return "Envelope[id=" + id + ", address=" + address + ", attempt=" + attempt + "]";
+    }
+}

@@ -1,0 +1,17 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import java.util.List;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+
+/** Everything {@link ConsumerRuntime} needs, validated by the public builder. */
+public record RuntimeConfig(String name, ConnectionSettings connection, IdempotencyStore store,
+                            List<Subscription> subscriptions, ConsumerObserver observer,
+                            StoreFailurePolicy storeFailurePolicy, Duration shutdownTimeout,
+                            Duration creditCheckInterval, int confirmAttempts, Duration storeRetryDelay,
+                            Duration maxStoreRetryDelay, int maxInFlightPerConnection) {
+}

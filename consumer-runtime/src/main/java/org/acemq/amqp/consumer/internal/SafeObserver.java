@@ -1,0 +1,97 @@
+package org.acemq.amqp.consumer.internal;
+
+import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Shields the runtime from an observer that throws: the exception is logged once per call and otherwise ignored. */
+final class SafeObserver implements ConsumerObserver {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SafeObserver.class);
+
+    private final ConsumerObserver delegate;
+
+    SafeObserver(ConsumerObserver delegate) {
+        this.delegate = delegate;
+    }
+
+    private void failed(RuntimeException e) {
+        LOG.warn("ConsumerObserver {} threw; ignoring", delegate.getClass().getName(), e);
+    }
+
+    @Override
+    public void claim(String subscription, ClaimStatus status) {
+        try {
+            delegate.claim(subscription, status);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void settled(String subscription, Outcome outcome, SettleReason reason) {
+        try {
+            delegate.settled(subscription, outcome, reason);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void abandoned(String subscription) {
+        try {
+            delegate.abandoned(subscription);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void handled(String subscription, long nanos, boolean success) {
+        try {
+            delegate.handled(subscription, nanos, success);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        try {
+            delegate.storeCall(operation, nanos, success);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void storeBypassed(String subscription) {
+        try {
+            delegate.storeBypassed(subscription);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void paused(boolean paused) {
+        try {
+            delegate.paused(paused);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void connectionInterrupted(boolean interrupted) {
+        try {
+            delegate.connectionInterrupted(interrupted);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+}

@@ -1,0 +1,863 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+import org.apache.qpid.protonj2.client.DeliveryMode;
+import org.apache.qpid.protonj2.client.DeliveryState;
+import org.apache.qpid.protonj2.client.Message;
+import org.apache.qpid.protonj2.client.Receiver;
+import org.apache.qpid.protonj2.client.ReceiverOptions;
+import org.apache.qpid.protonj2.client.Session;
+import org.apache.qpid.protonj2.client.exceptions.ClientException;
+import org.apache.qpid.protonj2.client.exceptions.ClientIOException;
+import org.apache.qpid.protonj2.client.exceptions.ClientLinkRemotelyClosedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one subscription: its receiver, its dispatcher thread, its worker pool and its credit.
+ *
+ * <h2>Credit</h2>
+ * The receiver has creditWindow 0: protonj2 grants nothing by itself. {@code credit} counts credit granted and not
+ * yet taken by the dispatcher (it includes deliveries queued in the client); {@code held} counts deliveries taken and
+ * not yet finished. Credit is granted only while {@code held + credit < maxInFlight}, so a slow handler stops the
+ * flow instead of filling a queue. Aborted transfers consume broker credit invisibly, and payload-less frames can
+ * leave a session window closed until some link flow is written; both are repaired by draining a link that has been
+ * idle with credit outstanding and re-granting from the drained state.
+ */
+final class SubscriptionRunner {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SubscriptionRunner.class);
+    private static final long MAX_POLL_MILLIS = 200;
+    private static final Duration MAX_REATTACH_DELAY = Duration.ofSeconds(30);
+    private static final Duration FIRST_REATTACH_DELAY = Duration.ofMillis(100);
+    private static final int MAX_DESCRIPTION = 512;
+
+    final Subscription spec;
+    final String name;
+    private final ConsumerRuntime runtime;
+    private final Session session;
+    private final ConsumerObserver observer;
+    private final int budget;
+    private final int threshold;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private int held;
+    private int credit;
+    private boolean draining;
+
+    private volatile Receiver receiver;
+    private volatile long linkGeneration;
+    private volatile boolean stopping;
+    private volatile boolean resyncRequested;
+    private volatile long lastActivityNanos = System.nanoTime();
+    private volatile String lastError;
+
+    private final ThreadPoolExecutor workers;
+    private final Map<DeliveryTask, Boolean> inFlight = new ConcurrentHashMap<>();
+    private final Map<DeliveryTask, Hold> holds = new ConcurrentHashMap<>();
+    private final CountDownLatch stopSignal = new CountDownLatch(1);
+    private final TransactionBatcher transactions;
+    private Thread dispatcher;
+    private long reattachDelayMillis = FIRST_REATTACH_DELAY.toMillis();
+
+    private record Hold(ScheduledFuture<?> future, Runnable settle) {
+    }
+
+    SubscriptionRunner(ConsumerRuntime runtime, Subscription spec, Session session) {
+        this.runtime = runtime;
+        this.spec = spec;
+        this.name = spec.name();
+        this.session = session;
+        this.observer = runtime.observer();
+        this.budget = spec.maxInFlight();
+        this.threshold = Math.max(1, budget / 4);
+        AtomicInteger count = new AtomicInteger();
+        String prefix = runtime.name() + "-" + name + "-worker-";
+        this.workers = new ThreadPoolExecutor(spec.concurrency(), spec.concurrency(), 0, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, prefix + count.incrementAndGet());
+                    t.setDaemon(false);
+                    return t;
+                });
+        this.transactions = spec.acknowledgementMode() == AcknowledgementMode.TRANSACTIONAL
+                ? new TransactionBatcher(this, session, spec.transactionBatchSize(), spec.transactionBatchTime(),
+                        observer)
+                : null;
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    void start() throws ClientException {
+        receiver = openReceiver();
+        linkGeneration++;
+        if (transactions != null) {
+            transactions.start();
+        }
+        dispatcher = new Thread(this::dispatchLoop, runtime.name() + "-" + name + "-dispatcher");
+        dispatcher.setDaemon(true);
+        dispatcher.start();
+        tryGrant();
+    }
+
+    private Receiver openReceiver() throws ClientException {
+        // A fresh options object every time: protonj2 keeps a live reference to it, and its copies drop the
+        // source's default-outcome and outcomes.
+        ReceiverOptions options = new ReceiverOptions();
+        options.autoAccept(false);
+        options.creditWindow(0);
+        options.openTimeout(runtime.config().connection().openTimeout().toMillis());
+        options.drainTimeout(runtime.config().connection().requestTimeout().toMillis());
+        if (spec.linkName() != null) {
+            options.linkName(spec.linkName());
+        }
+        if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+            options.deliveryMode(DeliveryMode.AT_MOST_ONCE);
+            // QPID-8345: a broker must apply the default outcome to pre-settled deliveries; accepted means "gone".
+            options.sourceOptions().defaultOutcome(DeliveryState.accepted());
+            options.sourceOptions().outcomes(DeliveryState.Type.ACCEPTED);
+        } else {
+            options.deliveryMode(DeliveryMode.AT_LEAST_ONCE);
+            // Deliveries still unsettled when the link ends go back without counting an attempt: our store counts
+            // attempts; the broker counting them too would dead-letter prefetched messages that never ran.
+            options.sourceOptions().defaultOutcome(DeliveryState.released());
+            options.sourceOptions().outcomes(DeliveryState.Type.ACCEPTED, DeliveryState.Type.REJECTED,
+                    DeliveryState.Type.RELEASED, DeliveryState.Type.MODIFIED);
+        }
+        Receiver r = session.openReceiver(spec.address(), options);
+        try {
+            r.openFuture().get(runtime.config().connection().openTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            r.close();
+            throw new ClientException("interrupted while attaching to " + spec.address());
+        } catch (ExecutionException | TimeoutException e) {
+            r.close();
+            throw Errors.clientException(e);
+        }
+        lastError = null;
+        return r;
+    }
+
+    // ------------------------------------------------------------------ dispatcher
+
+    private void dispatchLoop() {
+        long pollMillis = Math.min(MAX_POLL_MILLIS, runtime.config().creditCheckInterval().toMillis());
+        long idleNanos = runtime.config().creditCheckInterval().toNanos();
+        while (!stopping) {
+            Receiver r = receiver;
+            try {
+                if (r == null) {
+                    reattach();
+                    continue;
+                }
+                if (resyncRequested || (System.nanoTime() - lastActivityNanos >= idleNanos && creditOutstanding())) {
+                    resync(r);
+                    continue;
+                }
+                org.apache.qpid.protonj2.client.Delivery delivery = r.receive(pollMillis, TimeUnit.MILLISECONDS);
+                if (delivery != null) {
+                    lastActivityNanos = System.nanoTime();
+                    dispatch(delivery);
+                }
+            } catch (ClientLinkRemotelyClosedException e) {
+                if (!stopping) {
+                    linkLost(r, e);
+                }
+            } catch (ClientIOException e) {
+                if (!stopping) {
+                    lastError = "connection: " + Errors.describe(e);
+                    runtime.connectionFailed(e);
+                }
+                return;
+            } catch (ClientException e) {
+                if (!stopping) {
+                    linkLost(r, e);
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Dispatcher of subscription '{}' failed unexpectedly; re-attaching", name, e);
+                if (!stopping) {
+                    linkLost(r, e);
+                }
+            }
+        }
+    }
+
+    private boolean creditOutstanding() {
+        lock.lock();
+        try {
+            return credit > 0;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
+        lock.lock();
+        try {
+            credit = Math.max(0, credit - 1);
+            held++;
+        } finally {
+            lock.unlock();
+        }
+        DeliveryTask task = new DeliveryTask(this, delivery, runtime.connectionGeneration(), linkGeneration);
+        inFlight.put(task, Boolean.TRUE);
+        workers.execute(task);
+    }
+
+    /**
+     * Drains the link (the broker uses up or cancels its credit and says so), then counts credit again from what is
+     * really outstanding: only the deliveries already queued in the client. Fixes credit silently consumed by
+     * aborted transfers, and writes a link flow that re-opens a stalled session window.
+     */
+    private void resync(Receiver r) throws ClientException {
+        resyncRequested = false;
+        lock.lock();
+        try {
+            draining = true;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            r.drain().get(runtime.config().connection().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.debug("Drain of '{}' did not complete: {}", name, Errors.describe(e));
+            ClientException cause = Errors.clientException(e);
+            if (cause instanceof ClientLinkRemotelyClosedException || cause instanceof ClientIOException) {
+                lock.lock();
+                try {
+                    draining = false;
+                } finally {
+                    lock.unlock();
+                }
+                throw cause;
+            }
+        } finally {
+            lock.lock();
+            try {
+                if (draining) {
+                    int queued = (int) Math.min(Integer.MAX_VALUE, r.queuedDeliveries());
+                    int outstanding = Math.min(credit, queued);
+                    runtime.budget().release(credit - outstanding);
+                    credit = outstanding;
+                    draining = false;
+                }
+            } finally {
+                lock.unlock();
+            }
+            lastActivityNanos = System.nanoTime();
+        }
+        tryGrant();
+    }
+
+    private void linkLost(Receiver r, Exception e) {
+        lastError = "link: " + Errors.describe(e);
+        LOG.warn("Link of subscription '{}' to '{}' was closed: {}; re-attaching", name, spec.address(), lastError);
+        linkGeneration++;
+        receiver = null;
+        lock.lock();
+        try {
+            runtime.budget().release(credit);
+            credit = 0;
+        } finally {
+            lock.unlock();
+        }
+        if (r != null) {
+            try {
+                r.close();
+            } catch (RuntimeException ignored) {
+                // already closed by the peer
+            }
+        }
+    }
+
+    private void reattach() {
+        try {
+            if (stopSignal.await(reattachDelayMillis, TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            Receiver r = openReceiver();
+            linkGeneration++;
+            receiver = r;
+            reattachDelayMillis = FIRST_REATTACH_DELAY.toMillis();
+            LOG.info("Subscription '{}' re-attached to '{}'", name, spec.address());
+            lastActivityNanos = System.nanoTime();
+            tryGrant();
+        } catch (ClientException e) {
+            lastError = "link: " + Errors.describe(e);
+            LOG.warn("Re-attaching subscription '{}' failed: {}; next try in {} ms", name, lastError,
+                    reattachDelayMillis);
+            reattachDelayMillis = Math.min(reattachDelayMillis * 2, MAX_REATTACH_DELAY.toMillis());
+        }
+    }
+
+    /** Called after the connection came back: protonj2 re-attached the link; re-count its credit. */
+    void connectionRestored() {
+        resyncRequested = true;
+    }
+
+    // ------------------------------------------------------------------ credit
+
+    void tryGrant() {
+        Receiver r = receiver;
+        if (r == null || stopping || runtime.paused()) {
+            return;
+        }
+        lock.lock();
+        try {
+            if (draining || r != receiver) {
+                return;
+            }
+            int free = budget - held - credit;
+            if (free <= 0 || (free < threshold && credit > 0)) {
+                return;
+            }
+            int grant = runtime.budget().acquire(free);
+            if (grant <= 0) {
+                return;
+            }
+            try {
+                r.addCredit(grant);
+                credit += grant;
+            } catch (ClientException e) {
+                runtime.budget().release(grant);
+                resyncRequested = true;
+                LOG.debug("Granting credit to '{}' failed: {}", name, Errors.describe(e));
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The store became unreachable: stop the flow; {@link #tryGrant()} refuses while paused. */
+    void pause() {
+        resyncRequested = true;
+    }
+
+    private void finished(DeliveryTask task) {
+        if (!task.markFinished()) {
+            return;
+        }
+        inFlight.remove(task);
+        lock.lock();
+        try {
+            held--;
+        } finally {
+            lock.unlock();
+        }
+        runtime.budget().release(1);
+        runtime.capacityFreed(this);
+    }
+
+    // ------------------------------------------------------------------ the per-delivery algorithm
+
+    void process(DeliveryTask task) {
+        try {
+            if (stopping) {
+                settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
+                return;
+            }
+            Message<?> message;
+            String key;
+            try {
+                message = task.delivery.message();
+                key = keyFor(message);
+            } catch (ClientException | RuntimeException e) {
+                LOG.warn("Subscription '{}': rejecting a delivery that cannot be decoded: {}", name,
+                        Errors.describe(e));
+                settle(task, Outcome.REJECTED, SettleReason.UNDECODABLE, EnvelopeImpl.DECODE_ERROR,
+                        "message cannot be decoded: " + Errors.describe(e));
+                return;
+            }
+            if (key == null) {
+                settle(task, Outcome.REJECTED, SettleReason.MISSING_ID, MissingIdPolicy.MISSING_ID_CONDITION,
+                        "message has no message-id" + (spec.missingIdPolicy().kind() == MissingIdPolicy.Kind.REJECT
+                                ? "" : " and no '" + spec.missingIdPolicy().property() + "' application property"));
+                return;
+            }
+            if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+                processAtMostOnce(task, message, key);
+                return;
+            }
+            if (runtime.paused()) {
+                settle(task, Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE, null, null);
+                return;
+            }
+            Claim claim;
+            try {
+                claim = runtime.store().acquire(key);
+                runtime.gate().success();
+            } catch (RuntimeException e) {
+                observer.claim(name, ClaimStatus.ERROR);
+                runtime.gate().failure(e);
+                if (runtime.config().storeFailurePolicy() == StoreFailurePolicy.FAIL_OPEN) {
+                    observer.storeBypassed(name);
+                    runUnclaimed(task, message, key);
+                } else {
+                    settle(task, Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE, null, null);
+                }
+                return;
+            }
+            switch (claim.result()) {
+                case ALREADY_CONFIRMED -> {
+                    observer.claim(name, ClaimStatus.ALREADY_CONFIRMED);
+                    settle(task, Outcome.ACCEPTED, SettleReason.DUPLICATE, null, null);
+                }
+                case IN_PROGRESS -> {
+                    observer.claim(name, ClaimStatus.IN_PROGRESS);
+                    hold(task, spec.inProgressDelay(), Outcome.RELEASED, SettleReason.IN_PROGRESS);
+                }
+                case CLAIMED -> {
+                    observer.claim(name, ClaimStatus.CLAIMED);
+                    if (claim.attempt() > spec.maxAttempts()) {
+                        releaseQuietly(claim);
+                        settle(task, Outcome.REJECTED, SettleReason.POISON, Subscription.MAX_ATTEMPTS_CONDITION,
+                                "gave up after " + (claim.attempt() - 1) + " attempts (maxAttempts "
+                                        + spec.maxAttempts() + "); earlier attempts did not finish");
+                    } else {
+                        runClaimed(task, message, key, claim);
+                    }
+                }
+                default -> throw new IllegalStateException("unknown claim result " + claim.result());
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Subscription '{}': unexpected failure while processing a delivery; releasing it", name, e);
+            settle(task, Outcome.RELEASED, SettleReason.FAILED, null, null);
+        }
+    }
+
+    private String keyFor(Message<?> message) throws ClientException {
+        String key = MessageKeys.fromMessageId(message.messageId());
+        if (key != null) {
+            return key;
+        }
+        MissingIdPolicy policy = spec.missingIdPolicy();
+        switch (policy.kind()) {
+            case APPLICATION_PROPERTY:
+                return MessageKeys.fromProperty(policy.property(), message.property(policy.property()));
+            case BODY_HASH:
+                return MessageKeys.fromBodyBytes(BodyBytes.of(message));
+            default:
+                return null;
+        }
+    }
+
+    private void runClaimed(DeliveryTask task, Message<?> message, String key, Claim claim) {
+        Envelope envelope;
+        try {
+            envelope = EnvelopeImpl.of(key, spec.address(), message, claim.attempt());
+        } catch (ClientException | RuntimeException e) {
+            releaseQuietly(claim);
+            settle(task, Outcome.REJECTED, SettleReason.UNDECODABLE, EnvelopeImpl.DECODE_ERROR,
+                    "message cannot be decoded: " + Errors.describe(e));
+            return;
+        }
+        ScheduledFuture<?> heartbeat = startHeartbeat(claim);
+        Throwable failure = invokeHandler(envelope);
+        if (heartbeat != null) {
+            heartbeat.cancel(false);
+        }
+        if (failure == null) {
+            confirm(claim);
+            settle(task, Outcome.ACCEPTED, SettleReason.PROCESSED, null, null);
+            return;
+        }
+        releaseQuietly(claim);
+        if (spec.isPermanent(failure)) {
+            String condition = failure instanceof PermanentMessageException p ? p.condition()
+                    : PermanentMessageException.DEFAULT_CONDITION;
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+        } else if (claim.attempt() >= spec.maxAttempts()) {
+            LOG.warn("Subscription '{}': message {} failed attempt {} of {}; rejecting it", name, key,
+                    claim.attempt(), spec.maxAttempts());
+            settle(task, Outcome.REJECTED, SettleReason.POISON, Subscription.MAX_ATTEMPTS_CONDITION,
+                    "failed " + claim.attempt() + " attempts, last: " + Errors.describe(failure));
+        } else {
+            hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
+        }
+    }
+
+    /** FAIL_OPEN with the store down: run the handler without de-duplication. */
+    private void runUnclaimed(DeliveryTask task, Message<?> message, String key) {
+        Throwable failure;
+        try {
+            failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, 1));
+        } catch (ClientException | RuntimeException e) {
+            settle(task, Outcome.REJECTED, SettleReason.UNDECODABLE, EnvelopeImpl.DECODE_ERROR,
+                    "message cannot be decoded: " + Errors.describe(e));
+            return;
+        }
+        if (failure == null) {
+            settle(task, Outcome.ACCEPTED, SettleReason.PROCESSED, null, null);
+        } else if (spec.isPermanent(failure)) {
+            String condition = failure instanceof PermanentMessageException p ? p.condition()
+                    : PermanentMessageException.DEFAULT_CONDITION;
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+        } else {
+            hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
+        }
+    }
+
+    /**
+     * At-most-once: the broker settled the delivery when it sent it, so there is nothing to acknowledge and nothing
+     * comes back. The store still keeps a copy from running twice.
+     */
+    private void processAtMostOnce(DeliveryTask task, Message<?> message, String key) {
+        SettleReason reason;
+        try {
+            Claim claim = null;
+            try {
+                claim = runtime.store().acquire(key);
+                runtime.gate().success();
+            } catch (RuntimeException e) {
+                observer.claim(name, ClaimStatus.ERROR);
+                runtime.gate().failure(e);
+            }
+            if (claim == null) {
+                if (runtime.config().storeFailurePolicy() == StoreFailurePolicy.FAIL_OPEN) {
+                    observer.storeBypassed(name);
+                    Throwable failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, 1));
+                    reason = failure == null ? SettleReason.PROCESSED : SettleReason.FAILED;
+                } else {
+                    LOG.warn("Subscription '{}' (at-most-once): store unreachable, message {} dropped", name, key);
+                    reason = SettleReason.STORE_UNAVAILABLE;
+                }
+            } else if (claim.result() == org.acemq.amqp.api.IdempotencyStore.ClaimResult.CLAIMED) {
+                observer.claim(name, ClaimStatus.CLAIMED);
+                Throwable failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, claim.attempt()));
+                if (failure == null) {
+                    confirm(claim);
+                    reason = SettleReason.PROCESSED;
+                } else {
+                    releaseQuietly(claim);
+                    LOG.warn("Subscription '{}' (at-most-once): handler failed, message {} is lost: {}", name, key,
+                            Errors.describe(failure));
+                    reason = SettleReason.FAILED;
+                }
+            } else {
+                observer.claim(name, claim.result() == org.acemq.amqp.api.IdempotencyStore.ClaimResult.IN_PROGRESS
+                        ? ClaimStatus.IN_PROGRESS : ClaimStatus.ALREADY_CONFIRMED);
+                reason = claim.result() == org.acemq.amqp.api.IdempotencyStore.ClaimResult.IN_PROGRESS
+                        ? SettleReason.IN_PROGRESS : SettleReason.DUPLICATE;
+            }
+        } catch (ClientException e) {
+            reason = SettleReason.UNDECODABLE;
+        }
+        try {
+            if (!task.delivery.remoteSettled()) {
+                // The broker did not honour snd-settle-mode=settled. Settle it ourselves rather than leave it
+                // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way.
+                task.delivery.accept();
+            }
+            observer.settled(name, Outcome.ACCEPTED, reason);
+        } catch (ClientException e) {
+            observer.abandoned(name);
+        } finally {
+            finished(task);
+        }
+    }
+
+    private Throwable invokeHandler(Envelope envelope) {
+        long start = System.nanoTime();
+        try {
+            spec.handler().handle(envelope);
+            observer.handled(name, System.nanoTime() - start, true);
+            return null;
+        } catch (Throwable t) {
+            observer.handled(name, System.nanoTime() - start, false);
+            if (t instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            if (t instanceof VirtualMachineError vme && !(t instanceof StackOverflowError)) {
+                LOG.error("Subscription '{}': handler threw {}", name, vme.toString());
+            } else {
+                LOG.debug("Subscription '{}': handler failed on {}", name, envelope.id(), t);
+            }
+            return t;
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    private ScheduledFuture<?> startHeartbeat(Claim claim) {
+        Duration lease = runtime.store().lease();
+        if (!spec.renewLeases() || lease == null) {
+            return null;
+        }
+        long period = Math.max(1, lease.toMillis() / 3);
+        return runtime.scheduleAtFixedRate(() -> {
+            boolean keep;
+            try {
+                keep = runtime.store().renew(claim);
+            } catch (RuntimeException e) {
+                // Not fatal: the handler goes on, the next beat tries again, and confirm records completion anyway.
+                LOG.debug("Lease renewal of {} failed: {}", claim.messageId(), Errors.describe(e));
+                keep = true;
+            }
+            if (!keep) {
+                LOG.warn("Subscription '{}': lease on {} was lost while its handler ran", name, claim.messageId());
+                throw new java.util.concurrent.CancellationException("lease lost"); // ends the periodic renewal
+            }
+        }, period);
+    }
+
+    private void confirm(Claim claim) {
+        int attempts = runtime.config().confirmAttempts();
+        long pause = 20;
+        for (int i = 1; i <= attempts; i++) {
+            try {
+                if (!runtime.store().confirm(claim)) {
+                    LOG.warn("Subscription '{}': {} was confirmed after its lease had been taken over", name,
+                            claim.messageId());
+                }
+                runtime.gate().success();
+                return;
+            } catch (RuntimeException e) {
+                if (i == attempts) {
+                    // The work is done; releasing would make it run again for sure. Accept, and say so loudly.
+                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} after {} "
+                            + "attempts; accepting it anyway (a later duplicate of it may run again): {}",
+                            name, claim.messageId(), attempts, Errors.describe(e));
+                    runtime.gate().failure(e);
+                    return;
+                }
+                runtime.pause(Duration.ofMillis(pause));
+                pause *= 2;
+            }
+        }
+    }
+
+    private void releaseQuietly(Claim claim) {
+        try {
+            runtime.store().release(claim);
+        } catch (RuntimeException e) {
+            // The lease lapses on its own; until then copies are IN_PROGRESS and held back, never lost.
+            LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
+                    claim.messageId(), Errors.describe(e));
+            runtime.gate().failure(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ settlement
+
+    private void hold(DeliveryTask task, Duration delay, Outcome outcome, SettleReason reason) {
+        if (delay.isZero() || stopping) {
+            settle(task, outcome, reason, null, null);
+            return;
+        }
+        Runnable settleNow = () -> {
+            if (holds.remove(task) != null) {
+                settle(task, outcome, reason, null, null);
+            }
+        };
+        ScheduledFuture<?> future = runtime.schedule(settleNow, delay);
+        holds.put(task, new Hold(future, settleNow));
+        if (future.isDone() && holds.containsKey(task)) {
+            settleNow.run();
+        }
+    }
+
+    void settle(DeliveryTask task, Outcome outcome, SettleReason reason, String condition, String description) {
+        if (transactions != null) {
+            transactions.enlist(task, outcome, reason, condition, truncate(description));
+            return;
+        }
+        try {
+            if (!sendDisposition(task, outcome, condition, truncate(description))) {
+                observer.abandoned(name);
+                return;
+            }
+            observer.settled(name, outcome, reason);
+        } finally {
+            finished(task);
+        }
+    }
+
+    /**
+     * Sends the outcome if the delivery's link and connection are still the ones it arrived on. protonj2 silently
+     * drops a disposition for a delivery from before a reconnect while reporting it settled, so such deliveries
+     * are never settled (nor counted): the broker redelivers them, and the store absorbs the copies.
+     *
+     * @return whether the disposition was handed to a live link
+     */
+    boolean sendDisposition(DeliveryTask task, Outcome outcome, String condition, String description) {
+        if (task.connectionGeneration != runtime.connectionGeneration() || task.linkGeneration != linkGeneration) {
+            return false;
+        }
+        try {
+            switch (outcome) {
+                case ACCEPTED -> task.delivery.accept();
+                case RELEASED -> task.delivery.release();
+                case MODIFIED -> task.delivery.modified(true, false);
+                case REJECTED -> task.delivery.reject(condition, description);
+                default -> throw new IllegalStateException("unknown outcome " + outcome);
+            }
+        } catch (ClientException e) {
+            LOG.debug("Subscription '{}': disposition not sent: {}", name, Errors.describe(e));
+            return false;
+        }
+        return task.connectionGeneration == runtime.connectionGeneration();
+    }
+
+    void finishedAfterCommit(DeliveryTask task) {
+        finished(task);
+    }
+
+    private static String truncate(String description) {
+        if (description == null || description.length() <= MAX_DESCRIPTION) {
+            return description;
+        }
+        return description.substring(0, MAX_DESCRIPTION - 3) + "...";
+    }
+
+    // ------------------------------------------------------------------ shutdown and health
+
+    /** Stops taking deliveries, drains the link, and releases every delivery that was received but not started. */
+    void stopIntake() {
+        stopping = true;
+        stopSignal.countDown();
+        if (dispatcher != null) {
+            try {
+                dispatcher.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Receiver r = receiver;
+        if (r == null) {
+            return;
+        }
+        try {
+            r.drain().get(runtime.config().connection().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException | ClientException e) {
+            LOG.debug("Final drain of '{}' failed: {}", name, Errors.describe(e));
+        }
+        try {
+            org.apache.qpid.protonj2.client.Delivery d;
+            while ((d = r.tryReceive()) != null) {
+                lock.lock();
+                try {
+                    credit = Math.max(0, credit - 1);
+                } finally {
+                    lock.unlock();
+                }
+                try {
+                    d.release();
+                    observer.settled(name, Outcome.RELEASED, SettleReason.SHUTDOWN);
+                } catch (ClientException e) {
+                    observer.abandoned(name);
+                }
+            }
+        } catch (ClientException e) {
+            LOG.debug("Releasing prefetched deliveries of '{}' failed: {}", name, Errors.describe(e));
+        }
+    }
+
+    /** @return whether every handler finished before the deadline */
+    boolean awaitHandlers(long deadlineNanos) {
+        workers.shutdown();
+        for (Hold hold : new ArrayList<>(holds.values())) {
+            if (hold.future().cancel(false)) {
+                hold.settle().run();
+            }
+        }
+        boolean done;
+        try {
+            done = workers.awaitTermination(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            done = false;
+        }
+        for (Hold hold : new ArrayList<>(holds.values())) {
+            if (hold.future().cancel(false)) {
+                hold.settle().run();
+            }
+        }
+        if (transactions != null) {
+            transactions.stop();
+        }
+        if (!done) {
+            LOG.warn("Subscription '{}': {} handler(s) still running at shutdown; their deliveries go back to the "
+                    + "broker when the link closes (default outcome: released) and their claims lapse with the lease",
+                    name, workers.getActiveCount());
+        }
+        return done;
+    }
+
+    void closeLink() {
+        Receiver r = receiver;
+        receiver = null;
+        if (r != null) {
+            try {
+                r.close();
+            } catch (RuntimeException e) {
+                LOG.debug("Closing receiver of '{}' failed: {}", name, Errors.describe(e));
+            }
+        }
+        workers.shutdownNow();
+    }
+
+    SubscriptionHealth health() {
+        int heldNow;
+        int creditNow;
+        lock.lock();
+        try {
+            heldNow = held;
+            creditNow = credit;
+        } finally {
+            lock.unlock();
+        }
+        long oldest = 0;
+        long now = System.nanoTime();
+        for (DeliveryTask t : inFlight.keySet()) {
+            oldest = Math.max(oldest, now - t.receivedNanos);
+        }
+        return new SubscriptionHealth(name, spec.address(), receiver != null && !stopping, heldNow, creditNow,
+                Duration.ofNanos(oldest));
+    }
+
+    String lastError() {
+        return lastError;
+    }
+
+    List<DeliveryTask> inFlightTasks() {
+        return List.copyOf(inFlight.keySet());
+    }
+
+    Session session() {
+        return session;
+    }
+}
