@@ -1,0 +1,53 @@
+package org.acemq.amqp.store.jdbc;
+
+import java.time.Duration;
+import org.acemq.amqp.testkit.IdempotencyStoreContract;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The store contract, against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by
+ * shifting every stored deadline back, because the store reads only the database's clock.
+ */
+class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencyStore> {
+
+    static PgFixture db;
+
+    @BeforeAll
+    static void startDatabase() {
+        db = new PgFixture(JdbcIdempotencyStoreIT.class);
+    }
+
+    @AfterAll
+    static void dropDatabase() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private static PgFixture db() {
+        // jqwik does not run JUnit's @BeforeAll for the property; start the fixture on first use then
+        synchronized (JdbcIdempotencyStoreIT.class) {
+            if (db == null) {
+                db = new PgFixture(JdbcIdempotencyStoreIT.class);
+            }
+            return db;
+        }
+    }
+
+    @Override
+    protected JdbcIdempotencyStore createStore(Duration lease, Duration retention) {
+        db().truncate();
+        return db().store(lease, retention);
+    }
+
+    @Override
+    protected JdbcIdempotencyStore createPeer(JdbcIdempotencyStore first) {
+        return db().store(first.leaseDuration(), first.retention());
+    }
+
+    @Override
+    protected void advanceTime(Duration amount) {
+        db().advanceTime(amount);
+    }
+}
