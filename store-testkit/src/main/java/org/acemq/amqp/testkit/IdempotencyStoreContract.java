@@ -489,9 +489,9 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         Claim claim = store.acquire("a");
         advance(LEASE.minus(Duration.ofSeconds(2)));
         assertThat(store.renew(claim)).isTrue();
-        advance(Duration.ofSeconds(3));
+        advance(Duration.ofSeconds(3)); // renewed at LEASE - 2 s, so the lease now ends at 2 * LEASE - 2 s
         assertThat(peer.tryClaim("a")).as("1 s past the original end").isEqualTo(ClaimResult.IN_PROGRESS);
-        advance(LEASE.minus(Duration.ofSeconds(2)));
+        advance(LEASE.minus(Duration.ofSeconds(4)));
         assertThat(peer.tryClaim("a")).as("1 s before the renewed end").isEqualTo(ClaimResult.IN_PROGRESS);
         advance(SECOND);
         assertThat(peer.acquire("a")).as("at the renewed end").isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));

@@ -1,0 +1,226 @@
+package org.acemq.amqp.store.inmemory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+import org.acemq.amqp.api.StoreUnavailableException;
+
+/**
+ * The state and configuration every peer of one in-memory store shares: the entry map, the owner registry, the
+ * clock, and the sweep and eviction machinery.
+ */
+final class SharedState {
+
+    /** Largest sample of deadlines sorted to estimate the eviction cutoff. */
+    private static final int CUTOFF_SAMPLE = 8192;
+
+    final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    final Duration lease;
+    final Duration retention;
+    final long leaseMillis;
+    final long retentionMillis;
+    final long maxEntries;
+    final Clock clock;
+
+    private final ConcurrentHashMap<String, Integer> owners = new ConcurrentHashMap<>();
+    private final AtomicLong generatedOwners = new AtomicLong();
+    private final Object ownerLock = new Object();
+    private int nextOwnerIndex = 1;
+
+    private final long sweepIntervalMillis;
+    private final AtomicLong nextSweepAt;
+    private final ReentrantLock evictionLock = new ReentrantLock();
+
+    SharedState(Duration lease, Duration retention, long maxEntries, Clock clock) {
+        this.lease = lease;
+        this.retention = retention;
+        this.leaseMillis = ceilMillis(lease);
+        this.retentionMillis = ceilMillis(retention);
+        this.maxEntries = maxEntries;
+        this.clock = clock;
+        // Nothing can be forgotten sooner than one retention after its last change, so sweeping more often than a
+        // fraction of it finds little; the cap bounds how long forgotten entries linger with a long retention.
+        this.sweepIntervalMillis = Math.max(1_000L, Math.min(retentionMillis / 4, Duration.ofMinutes(10).toMillis()));
+        this.nextSweepAt = new AtomicLong(clock.millis() + sweepIntervalMillis);
+    }
+
+    private static long ceilMillis(Duration duration) {
+        try {
+            long millis = duration.toMillis();
+            return duration.equals(Duration.ofMillis(millis)) ? millis : millis + 1;
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    static long plus(long time, long millis) {
+        long sum = time + millis;
+        return ((time ^ sum) & (millis ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    long now() {
+        return clock.millis();
+    }
+
+    // ------------------------------------------------------------------ owners
+
+    /** @return the index of {@code name}, registering it if new */
+    int owner(String name) {
+        Integer index = owners.get(name);
+        return index != null ? index : register(name, false);
+    }
+
+    /** @return the name of a newly registered owner nobody used before */
+    String newOwner() {
+        while (true) {
+            String name = "in-memory-owner-" + generatedOwners.incrementAndGet();
+            if (register(name, true) > 0) {
+                return name;
+            }
+        }
+    }
+
+    /** @return the index, or 0 if {@code mustBeNew} and the name was taken */
+    private int register(String name, boolean mustBeNew) {
+        synchronized (ownerLock) {
+            Integer existing = owners.get(name);
+            if (existing != null) {
+                return mustBeNew ? 0 : existing;
+            }
+            if (nextOwnerIndex > Entry.MAX_OWNER) {
+                throw new IllegalStateException("owners of one in-memory store must be at most " + Entry.MAX_OWNER
+                        + ", but " + name + " would be owner number " + nextOwnerIndex);
+            }
+            int index = nextOwnerIndex++;
+            owners.put(name, index);
+            return index;
+        }
+    }
+
+    // ------------------------------------------------------------------ forgetting
+
+    /** @return when {@code entry} is forgotten */
+    long forgetAt(Entry entry) {
+        return entry.isClaimed() ? plus(entry.deadline, retentionMillis) : entry.deadline;
+    }
+
+    boolean forgotten(Entry entry, long now) {
+        return now >= forgetAt(entry);
+    }
+
+    /**
+     * Runs before every operation that may add an identifier: an occasional sweep of forgotten entries, and room
+     * for a new one when the store is bounded and full.
+     */
+    void beforeInsert(String messageId, long now) {
+        long sweepAt = nextSweepAt.get();
+        if (now >= sweepAt && nextSweepAt.compareAndSet(sweepAt, plus(now, sweepIntervalMillis))) {
+            sweep(now);
+        }
+        if (entries.mappingCount() >= maxEntries && !entries.containsKey(messageId)) {
+            makeRoom(now);
+        }
+    }
+
+    /** Removes every forgotten entry; runs on the calling thread. @return how many were removed */
+    long sweep(long now) {
+        long removed = 0;
+        for (Iterator<Map.Entry<String, Entry>> it = entries.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<String, Entry> e = it.next();
+            if (forgotten(e.getValue(), now) && entries.remove(e.getKey(), e.getValue())) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /**
+     * Frees a batch of slots: first forgotten entries, then confirmed ones (earliest to be forgotten first), then,
+     * only if that is not enough, released and lapsed ones, whose attempt counts are lost with them. Live claims are
+     * never evicted. Frees a batch rather than one slot so that the O(n) scan is paid once per batch of inserts.
+     */
+    private void makeRoom(long now) {
+        evictionLock.lock();
+        try {
+            if (entries.mappingCount() < maxEntries) {
+                return;
+            }
+            sweep(now);
+            long batch = Math.max(1, Math.min(maxEntries / 32, 1L << 16));
+            long need = entries.mappingCount() - (maxEntries - batch);
+            if (need <= 0) {
+                return;
+            }
+            long[] confirmed = new long[16];
+            long[] idle = new long[16];
+            int confirmedCount = 0;
+            int idleCount = 0;
+            for (Entry entry : entries.values()) {
+                if (entry.isConfirmed()) {
+                    confirmed = add(confirmed, confirmedCount++, entry.deadline);
+                } else if (!entry.isLiveClaim(now)) {
+                    idle = add(idle, idleCount++, forgetAt(entry));
+                }
+            }
+            need -= evict(now, true, confirmed, confirmedCount, need);
+            if (need > 0) {
+                evict(now, false, idle, idleCount, need);
+            }
+            if (entries.mappingCount() >= maxEntries) {
+                throw new StoreUnavailableException("in-memory store is full: all " + entries.mappingCount()
+                        + " entries are live claims, which are never evicted (maxEntries=" + maxEntries
+                        + "); raise maxEntries or shorten the lease");
+            }
+        } finally {
+            evictionLock.unlock();
+        }
+    }
+
+    private static long[] add(long[] array, int index, long value) {
+        long[] target = index < array.length ? array : Arrays.copyOf(array, array.length * 2);
+        target[index] = value;
+        return target;
+    }
+
+    /**
+     * Evicts up to {@code need} confirmed (or idle) entries, roughly those forgotten soonest: the cutoff is estimated
+     * from a sorted sample, then a final pass takes any remaining candidates if the estimate fell short.
+     */
+    private long evict(long now, boolean confirmedKind, long[] deadlines, int count, long need) {
+        if (count == 0) {
+            return 0;
+        }
+        int stride = Math.max(1, count / CUTOFF_SAMPLE);
+        long[] sample = new long[(count + stride - 1) / stride];
+        for (int i = 0, j = 0; i < count; i += stride, j++) {
+            sample[j] = deadlines[i];
+        }
+        Arrays.sort(sample);
+        double fraction = Math.min(1.0, (double) need / count);
+        long cutoff = sample[(int) Math.min(sample.length - 1, Math.ceil(fraction * sample.length))];
+        long evicted = evictPass(now, confirmedKind, cutoff, need);
+        if (evicted < need) {
+            evicted += evictPass(now, confirmedKind, Long.MAX_VALUE, need - evicted);
+        }
+        return evicted;
+    }
+
+    private long evictPass(long now, boolean confirmedKind, long cutoff, long need) {
+        long evicted = 0;
+        for (Iterator<Map.Entry<String, Entry>> it = entries.entrySet().iterator(); it.hasNext() && evicted < need; ) {
+            Map.Entry<String, Entry> e = it.next();
+            Entry entry = e.getValue();
+            boolean candidate = confirmedKind ? entry.isConfirmed() : !entry.isConfirmed() && !entry.isLiveClaim(now);
+            if (candidate && forgetAt(entry) <= cutoff && entries.remove(e.getKey(), entry)) {
+                evicted++;
+            }
+        }
+        return evicted;
+    }
+}
