@@ -56,6 +56,7 @@ final class SubscriptionRunner {
     private static final Duration MAX_REATTACH_DELAY = Duration.ofSeconds(30);
     private static final Duration FIRST_REATTACH_DELAY = Duration.ofMillis(100);
     private static final int MAX_DESCRIPTION = 512;
+    private static final long FINAL_DRAIN_MILLIS = 5_000;
 
     final Subscription spec;
     final String name;
@@ -451,9 +452,14 @@ final class SubscriptionRunner {
                 }
                 default -> throw new IllegalStateException("unknown claim result " + claim.result());
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // Whatever broke (a store bug, a linkage error), the delivery must still go back and free its slot.
             LOG.error("Subscription '{}': unexpected failure while processing a delivery; releasing it", name, e);
-            settle(task, Outcome.RELEASED, SettleReason.FAILED, null, null);
+            try {
+                settle(task, Outcome.RELEASED, SettleReason.FAILED, null, null);
+            } finally {
+                finished(task);
+            }
         }
     }
 
@@ -759,7 +765,10 @@ final class SubscriptionRunner {
             return;
         }
         try {
-            r.drain().get(runtime.config().connection().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            // Bounded separately from the request timeout: a broker that ignores the drain must not hold up
+            // shutdown for long; the prefetched deliveries are released below either way.
+            long timeout = Math.min(runtime.config().connection().requestTimeout().toMillis(), FINAL_DRAIN_MILLIS);
+            r.drain().get(timeout, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException | ClientException e) {

@@ -1,0 +1,49 @@
+package org.acemq.amqp.consumer;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** An observer that records what the runtime reports, for assertions. */
+final class RecordingObserver implements ConsumerObserver {
+
+    record Settled(String subscription, Outcome outcome, SettleReason reason) {
+    }
+
+    final List<Settled> settled = new CopyOnWriteArrayList<>();
+    final List<ClaimStatus> claims = new CopyOnWriteArrayList<>();
+    final AtomicInteger abandoned = new AtomicInteger();
+    final AtomicInteger interruptions = new AtomicInteger();
+    final List<Boolean> pauses = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void claim(String subscription, ClaimStatus status) {
+        claims.add(status);
+    }
+
+    @Override
+    public void settled(String subscription, Outcome outcome, SettleReason reason) {
+        settled.add(new Settled(subscription, outcome, reason));
+    }
+
+    @Override
+    public void abandoned(String subscription) {
+        abandoned.incrementAndGet();
+    }
+
+    @Override
+    public void paused(boolean paused) {
+        pauses.add(paused);
+    }
+
+    @Override
+    public void connectionInterrupted(boolean interrupted) {
+        if (interrupted) {
+            interruptions.incrementAndGet();
+        }
+    }
+
+    long count(Outcome outcome, SettleReason reason) {
+        return settled.stream().filter(s -> s.outcome() == outcome && s.reason() == reason).count();
+    }
+}

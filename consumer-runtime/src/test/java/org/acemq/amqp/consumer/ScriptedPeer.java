@@ -1,0 +1,57 @@
+package org.acemq.amqp.consumer;
+
+import java.net.URI;
+import org.apache.qpid.protonj2.buffer.ProtonBuffer;
+import org.apache.qpid.protonj2.client.Message;
+import org.apache.qpid.protonj2.client.exceptions.ClientException;
+import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
+
+/** Helpers for tests that script the broker side with the protonj2 test driver. */
+final class ScriptedPeer {
+
+    private ScriptedPeer() {
+    }
+
+    /** SASL anonymous, open and begin, each answered. */
+    static void expectConnectAndBegin(ProtonTestServer peer) {
+        peer.expectSASLAnonymousConnect();
+        peer.expectOpen().respond();
+        peer.expectBegin().respond();
+    }
+
+    /** @return a message with this id (any AMQP id type, as protonj2 encodes it) and body, as transfer payload bytes */
+    static byte[] encoded(Object messageId, String body) {
+        try {
+            Message<String> message = Message.create(body);
+            if (messageId != null) {
+                message.messageId(messageId);
+            }
+            ProtonBuffer buffer = message.toAdvancedMessage().encode(null);
+            byte[] bytes = new byte[buffer.getReadableBytes()];
+            buffer.readBytes(bytes, 0, bytes.length);
+            return bytes;
+        } catch (ClientException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Scripts what a graceful close puts on the wire: a drain of the link (answered: the unused credit is used up),
+     * then detach, end and close.
+     *
+     * @param deliveryCount how many transfers the link has carried so far
+     * @param credit the link credit outstanding at that point
+     */
+    static void expectGracefulClose(ProtonTestServer peer, long deliveryCount, int credit) {
+        peer.expectFlow().withDrain(true).withLinkCredit(credit).withDeliveryCount(deliveryCount)
+                .respond().withDrain(true).withLinkCredit(0).withDeliveryCount(deliveryCount + credit);
+        peer.expectDetach().respond();
+        peer.expectEnd().respond();
+        peer.expectClose().respond();
+    }
+
+    static ConnectionSettings.Builder settings(ProtonTestServer peer) {
+        URI uri = peer.getServerURI();
+        return ConnectionSettings.builder(uri.getHost(), uri.getPort()).reconnect(false);
+    }
+}

@@ -1,0 +1,82 @@
+package org.acemq.amqp.consumer;
+
+import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
+import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
+import org.apache.qpid.protonj2.test.driver.codec.messaging.Released;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The at-least-once path on the wire, against a scripted AMQP peer. */
+@Timeout(30)
+class WireAtLeastOnceTest {
+
+    @Test
+    void attachAsksUnsettledWithReleasedDefaultOutcomeAndGrantsExactlyTheBudget() throws Exception {
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().withSenderSettleModeUnsettled().withReceiverSettlesFirst()
+                    .withSource().withAddress("orders").withDefaultOutcome(new Released())
+                    .withOutcomes("amqp:accepted:list", "amqp:rejected:list", "amqp:released:list",
+                            "amqp:modified:list")
+                    .and().respond();
+            peer.expectFlow().withLinkCredit(2 + 5);
+            peer.start();
+
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).build())
+                    .store(InMemoryIdempotencyStore.ofDefaults())
+                    .creditCheckInterval(Duration.ofMinutes(1))
+                    .subscribe(Subscription.builder("orders", e -> { }).concurrency(2).prefetch(5).build())
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                ScriptedPeer.expectGracefulClose(peer, 0, 7);
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void newMessageIsHandledConfirmedThenAcceptedAndItsDuplicateAcceptedWithoutRunningTheHandler() throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        RecordingObserver observer = new RecordingObserver();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(101);
+            peer.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
+                    .withMessageFormat(0).withPayload(encoded("order-1", "first")).queue();
+            peer.expectDisposition().withSettled(true).withState().accepted();
+            peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
+                    .withMessageFormat(0).withPayload(encoded("order-1", "copy")).queue();
+            peer.expectDisposition().withSettled(true).withState().accepted();
+            peer.start();
+
+            InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).build())
+                    .store(store)
+                    .observer(observer)
+                    .creditCheckInterval(Duration.ofMinutes(1))
+                    .subscribe("orders", e -> handled.add(e.body(String.class)))
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> observer.settled.size() == 2);
+                assertThat(handled).containsExactly("first");
+                assertThat(store.isConfirmed("s:order-1")).isTrue();
+                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
+                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
+                ScriptedPeer.expectGracefulClose(peer, 2, 99);
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+}
