@@ -703,7 +703,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
         race(threads, thread -> {
             S mine = thread % 2 == 0 ? store : peer;
-            for (int i : shuffled(ids, thread)) {
+            for (int i : aligned(ids, thread)) {
                 ClaimResult result = thread % 3 == 0 ? mine.acquire(id(i)).result() : mine.tryClaim(id(i));
                 if (result == ClaimResult.CLAIMED) {
                     claims.incrementAndGet(i);
@@ -738,7 +738,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         race(threads, thread -> {
             S mine = thread % 2 == 0 ? store : peer;
             Random random = new Random(thread);
-            for (int i : shuffled(ids, thread)) {
+            for (int i : aligned(ids, thread)) {
                 Claim claim = mine.acquire(id(i));
                 if (!claim.claimed()) {
                     continue;
@@ -781,13 +781,48 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         return "contended-" + i;
     }
 
-    private static int[] shuffled(int count, long seed) {
-        List<Integer> order = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            order.add(i);
+    /** Ids per round; all threads wait for each other between rounds, so they stay on the same few ids. */
+    private static final int ROUND = 64;
+
+    /**
+     * The order in which a thread visits the ids: the same rounds for every thread, so that all threads race on
+     * the same ids at the same time; within a round, half the threads go forwards and half backwards, so that the
+     * collisions happen both on the first touch of an id and on ids other threads are already working on.
+     */
+    private Iterable<Integer> aligned(int count, int thread) {
+        return () -> new java.util.Iterator<>() {
+            private int next;
+
+            @Override
+            public boolean hasNext() {
+                return next < count;
+            }
+
+            @Override
+            public Integer next() {
+                if (next % ROUND == 0) {
+                    awaitRound();
+                }
+                int roundStart = next - next % ROUND;
+                int roundEnd = Math.min(count, roundStart + ROUND);
+                int offset = next - roundStart;
+                next++;
+                return thread % 4 == 3 ? roundEnd - 1 - offset : roundStart + offset;
+            }
+        };
+    }
+
+    private volatile CyclicBarrier rounds;
+
+    private void awaitRound() {
+        try {
+            rounds.await(contentionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the other racing threads", e);
+        } catch (java.util.concurrent.BrokenBarrierException | java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("another racing thread failed or hung", e);
         }
-        Collections.shuffle(order, new Random(seed));
-        return order.stream().mapToInt(Integer::intValue).toArray();
     }
 
     private interface ThreadBody {
@@ -796,6 +831,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
 
     private void race(int threads, ThreadBody body) throws Exception {
         CyclicBarrier start = new CyclicBarrier(threads);
+        rounds = new CyclicBarrier(threads);
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try {
             List<Future<?>> futures = new ArrayList<>();
@@ -803,7 +839,12 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
                 int thread = t;
                 futures.add(pool.submit(() -> {
                     start.await();
-                    body.run(thread);
+                    try {
+                        body.run(thread);
+                    } catch (Exception | Error e) {
+                        rounds.reset();
+                        throw e;
+                    }
                     return null;
                 }));
             }
