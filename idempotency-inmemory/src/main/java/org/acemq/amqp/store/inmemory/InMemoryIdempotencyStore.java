@@ -58,23 +58,26 @@ import org.acemq.amqp.api.StoreUnavailableException;
  * operations on different identifiers do not contend (beyond the map's bin locks). No method does I/O, and none
  * blocks except in two rare cases, both on the calling thread: about once per sweep interval (a quarter of the
  * retention, between 1 s and 10 min) one caller removes the forgotten entries in a pass over the map, and when a
- * bounded store is full one inserting caller evicts a batch while other inserting callers wait for it. There is no
- * background thread; forgotten entries are also dropped lazily when they are read.
+ * bounded store is full one inserting caller evicts a batch (other inserting callers only wait for it if they would
+ * go more than a batch over the bound). There is no background thread; forgotten entries are also dropped lazily
+ * when they are read.
  *
  * <h2>Bounded memory</h2>
  * When {@code maxEntries} identifiers are remembered and a new one arrives, the store frees a batch of
- * {@code maxEntries / 32} slots (at most 65,536): first identifiers whose retention has passed, then confirmed
+ * {@code maxEntries / 16} slots (at least 1, at most 65,536): first identifiers whose retention has passed, then confirmed
  * identifiers, those closest to the end of their retention first (this shortens their retention, so a very late
  * duplicate of one is handled again), and only if that is not enough released identifiers and lapsed claims (whose
  * attempt counts are then lost). A live claim is never evicted. If every remembered identifier is a live claim,
  * {@link #acquire} and {@code confirm} of a new identifier throw {@link StoreUnavailableException}
  * ({@code "in-memory store is full: …"}); the runtime treats that as a store outage and returns the delivery to the
- * broker, so nothing is lost. The bound is soft by the number of threads inserting at the same instant.
+ * broker, so nothing is lost. The bound is soft: while one thread evicts (two passes over the map), other threads
+ * keep inserting up to one batch over it instead of waiting, and a few more may slip in at the same instant.
  *
- * <p><b>Memory per identifier:</b> a remembered, confirmed 36-character UUID id costs about 140 bytes of heap on a
- * 64-bit JVM with compressed oops: ~56 bytes for the map node, its table slot and this store's 24-byte entry, plus
- * ~80 bytes for the id {@code String} itself (measured by {@code org.acemq.amqp.benchmarks.store.InMemoryHeapPerId},
- * see {@code docs/benchmarks-stores.md}). The default bound therefore caps the store at roughly 140 MB.
+ * <p><b>Memory per identifier:</b> a remembered, confirmed 36-character UUID id costs about 145 bytes of heap on a
+ * 64-bit JVM with compressed oops (measured on JDK 17 with 1,000,000 ids: 144.5 bytes with Parallel GC, 146 with G1):
+ * about 65 bytes for the map node (32), its share of the hash table (~8) and this store's entry (24), plus 80 bytes
+ * for the id {@code String} itself. Measured by {@code org.acemq.amqp.benchmarks.store.InMemoryHeapPerId}, see
+ * {@code docs/benchmarks-stores.md}. The default bound therefore caps the store at roughly 145 MB.
  *
  * <h2>Limits</h2>
  * Attempt counts saturate at 1,048,575 per identifier; past that count, leases of one identifier can no longer be
@@ -93,7 +96,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
 
     /**
-     * The default bound: 1,000,000 identifiers, about 140 MB of heap with 36-character ids. That holds a full
+     * The default bound: 1,000,000 identifiers, about 145 MB of heap with 36-character ids. That holds a full
      * default retention (24 h) of traffic up to about 11 messages per second, which covers the workloads an in-memory
      * store suits; beyond that, the oldest confirmations are evicted early rather than the heap growing until the
      * JVM fails. A bounded default is deliberate: an unbounded in-memory store turns a traffic spike into an

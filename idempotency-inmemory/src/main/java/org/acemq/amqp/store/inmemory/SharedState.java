@@ -36,6 +36,8 @@ final class SharedState {
     private final long sweepIntervalMillis;
     private final AtomicLong nextSweepAt;
     private final ReentrantLock evictionLock = new ReentrantLock();
+    /** How many slots one eviction frees: maxEntries / 16, at least 1, at most 65,536. */
+    private final long batch;
 
     SharedState(Duration lease, Duration retention, long maxEntries, Clock clock) {
         this.lease = lease;
@@ -44,6 +46,7 @@ final class SharedState {
         this.retentionMillis = ceilMillis(retention);
         this.maxEntries = maxEntries;
         this.clock = clock;
+        this.batch = Math.max(1, Math.min(maxEntries / 16, 1L << 16));
         // Nothing can be forgotten sooner than one retention after its last change, so sweeping more often than a
         // fraction of it finds little; the cap bounds how long forgotten entries linger with a long retention.
         this.sweepIntervalMillis = Math.max(1_000L, Math.min(retentionMillis / 4, Duration.ofMinutes(10).toMillis()));
@@ -143,36 +146,43 @@ final class SharedState {
     /**
      * Frees a batch of slots: first forgotten entries, then confirmed ones (earliest to be forgotten first), then,
      * only if that is not enough, released and lapsed ones, whose attempt counts are lost with them. Live claims are
-     * never evicted. Frees a batch rather than one slot so that the O(n) scan is paid once per batch of inserts.
+     * never evicted. Frees a batch rather than one slot so that the O(n) passes are paid once per batch of inserts,
+     * and lets other inserting threads go on (up to one batch over the bound) while one thread evicts.
      */
     private void makeRoom(long now) {
-        evictionLock.lock();
+        if (!evictionLock.tryLock()) {
+            if (entries.mappingCount() < plus(maxEntries, batch)) {
+                return;
+            }
+            evictionLock.lock();
+        }
         try {
             if (entries.mappingCount() < maxEntries) {
                 return;
             }
-            sweep(now);
-            long batch = Math.max(1, Math.min(maxEntries / 32, 1L << 16));
-            long need = entries.mappingCount() - (maxEntries - batch);
-            if (need <= 0) {
-                return;
-            }
-            long[] confirmed = new long[16];
-            long[] idle = new long[16];
-            int confirmedCount = 0;
-            int idleCount = 0;
-            for (Entry entry : entries.values()) {
-                if (entry.isConfirmed()) {
-                    confirmed = add(confirmed, confirmedCount++, entry.deadline);
+            Candidates confirmed = new Candidates(entries.mappingCount());
+            Candidates idle = new Candidates(entries.mappingCount());
+            long freed = 0;
+            for (Iterator<Map.Entry<String, Entry>> it = entries.entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<String, Entry> e = it.next();
+                Entry entry = e.getValue();
+                if (forgotten(entry, now)) {
+                    freed += entries.remove(e.getKey(), entry) ? 1 : 0;
+                } else if (entry.isConfirmed()) {
+                    confirmed.add(entry.deadline);
                 } else if (!entry.isLiveClaim(now)) {
-                    idle = add(idle, idleCount++, forgetAt(entry));
+                    idle.add(forgetAt(entry));
                 }
             }
-            need -= evict(now, true, confirmed, confirmedCount, need);
+            long need = entries.mappingCount() - (maxEntries - batch);
             if (need > 0) {
-                evict(now, false, idle, idleCount, need);
+                long evicted = evict(now, true, confirmed, need);
+                if (evicted < need) {
+                    evicted += evict(now, false, idle, need - evicted);
+                }
+                freed += evicted;
             }
-            if (entries.mappingCount() >= maxEntries) {
+            if (freed == 0 && entries.mappingCount() >= maxEntries) {
                 throw new StoreUnavailableException("in-memory store is full: all " + entries.mappingCount()
                         + " entries are live claims, which are never evicted (maxEntries=" + maxEntries
                         + "); raise maxEntries or shorten the lease");
@@ -182,29 +192,43 @@ final class SharedState {
         }
     }
 
-    private static long[] add(long[] array, int index, long value) {
-        long[] target = index < array.length ? array : Arrays.copyOf(array, array.length * 2);
-        target[index] = value;
-        return target;
+    /** Counts the eviction candidates of one kind and keeps an evenly spread sample of their forget times. */
+    private static final class Candidates {
+        private final long stride;
+        private long[] sample = new long[64];
+        private int sampled;
+        private long count;
+
+        Candidates(long expected) {
+            this.stride = Math.max(1, expected / CUTOFF_SAMPLE);
+        }
+
+        void add(long forgetAt) {
+            if (count++ % stride == 0) {
+                if (sampled == sample.length) {
+                    sample = Arrays.copyOf(sample, sampled * 2);
+                }
+                sample[sampled++] = forgetAt;
+            }
+        }
+
+        /** @return a forget time such that about {@code need} candidates are forgotten no later */
+        long cutoff(long need) {
+            Arrays.sort(sample, 0, sampled);
+            double fraction = Math.min(1.0, (double) need / count);
+            return sample[(int) Math.min(sampled - 1, Math.ceil(fraction * sampled))];
+        }
     }
 
     /**
-     * Evicts up to {@code need} confirmed (or idle) entries, roughly those forgotten soonest: the cutoff is estimated
-     * from a sorted sample, then a final pass takes any remaining candidates if the estimate fell short.
+     * Evicts up to {@code need} confirmed (or idle) entries, roughly those forgotten soonest: one pass up to the
+     * estimated cutoff, and a second taking any candidate if the estimate fell short.
      */
-    private long evict(long now, boolean confirmedKind, long[] deadlines, int count, long need) {
-        if (count == 0) {
+    private long evict(long now, boolean confirmedKind, Candidates candidates, long need) {
+        if (candidates.count == 0) {
             return 0;
         }
-        int stride = Math.max(1, count / CUTOFF_SAMPLE);
-        long[] sample = new long[(count + stride - 1) / stride];
-        for (int i = 0, j = 0; i < count; i += stride, j++) {
-            sample[j] = deadlines[i];
-        }
-        Arrays.sort(sample);
-        double fraction = Math.min(1.0, (double) need / count);
-        long cutoff = sample[(int) Math.min(sample.length - 1, Math.ceil(fraction * sample.length))];
-        long evicted = evictPass(now, confirmedKind, cutoff, need);
+        long evicted = evictPass(now, confirmedKind, candidates.cutoff(need), need);
         if (evicted < need) {
             evicted += evictPass(now, confirmedKind, Long.MAX_VALUE, need - evicted);
         }
