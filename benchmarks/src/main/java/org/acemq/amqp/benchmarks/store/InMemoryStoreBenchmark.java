@@ -51,7 +51,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 public class InMemoryStoreBenchmark {
 
     /** {@code default} for {@link InMemoryIdempotencyStore#DEFAULT_MAX_ENTRIES}, or {@code unbounded}. */
-    @Param({"default"})
+    @Param({"default", "unbounded"})
     public String maxEntries;
 
     private InMemoryIdempotencyStore store;
