@@ -94,6 +94,17 @@ class JdbcIdempotencyStoreSpecificsIT {
     }
 
     @Test
+    void reservedWordsWorkAsTableNamesBecauseTheNameIsQuoted() {
+        JdbcIdempotencyStore user = db.builder().tableName(db.schema.qualify("user")).build();
+        user.createSchema();
+        Claim claim = user.acquire("m");
+        assertThat(user.confirm(claim)).isTrue();
+        assertThat(user.tryClaim("m")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(db.column("SELECT count(*) FROM " + db.schema.name() + ".\"user\"")).containsExactly(1L);
+        assertThat(db.count("")).as("the default table is untouched").isZero();
+    }
+
+    @Test
     void aMissingTableIsStoreUnavailableWithTheCause() {
         JdbcIdempotencyStore noTable = db.builder().tableName(db.schema.qualify("does_not_exist")).build();
         assertThatThrownBy(() -> noTable.acquire("m1")).isInstanceOf(StoreUnavailableException.class)
@@ -408,7 +419,9 @@ class JdbcIdempotencyStoreSpecificsIT {
         int ids = 10_000;
         List<JdbcIdempotencyStore> stores = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
-            stores.add(db.store(LEASE, RETENTION));
+            // a lease far longer than the test: on a loaded machine the race can outlast 30 s, and a takeover
+            // after the lease is a correct second CLAIMED
+            stores.add(db.store(Duration.ofHours(1), Duration.ofHours(2)));
         }
         ConcurrentHashMap<String, Integer> winners = new ConcurrentHashMap<>();
         AtomicInteger confirmedSeen = new AtomicInteger();
@@ -470,7 +483,7 @@ class JdbcIdempotencyStoreSpecificsIT {
             List<Future<?>> runs = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
-                JdbcIdempotencyStore mine = db.store(LEASE, RETENTION);
+                JdbcIdempotencyStore mine = db.store(Duration.ofHours(1), Duration.ofHours(2));
                 runs.add(pool.submit(() -> {
                     for (int i = 0; i < ids; i++) {
                         barrier.await(10, TimeUnit.SECONDS);
