@@ -73,7 +73,8 @@ public interface IdempotencyStore {
      * <p>From then on {@link #claim} answers {@code false} for the identifier, and {@link #tryClaim} answers
      * {@link ClaimResult#ALREADY_CONFIRMED}, until the store forgets it at the end of the retention period. That is
      * what stops a redelivery from repeating the work. Confirming an identifier that is not claimed (its claim
-     * expired and was forgotten, or was taken over) still records completion.
+     * expired and was forgotten, or was taken over) still records completion. Whether confirming an already
+     * confirmed identifier again restarts its retention is left to the implementation.
      *
      * @param messageId the identifier being confirmed
      * @throws StoreUnavailableException if the backing storage cannot be reached; completion is then not recorded

@@ -17,10 +17,13 @@ import java.time.Duration;
  * identifier. Brokers do not reliably count a delivery attempt when a consumer crashes, so this count is what
  * lets a consumer stop a message that crash-loops its consumers.
  *
- * <p>Because the attempt number only grows, a {@link Claim} names exactly one lease: {@link #renew(Claim)} and
+ * <p>A {@link Claim} is meaningful only to the store instance (owner) that returned it; passing it to another
+ * instance is undefined. Because the attempt number only grows, a {@link Claim} names exactly one lease: {@link #renew(Claim)} and
  * {@link #release(Claim)} act only while that very lease is still the current one, so a worker that was paused
  * past its lease cannot disturb the owner that took over. {@link #confirm(Claim)} records completion in every
- * case (the work did complete) and reports whether the lease was still held.
+ * case (the work did complete) and reports whether the lease was still held. Whether a lease that lapsed but that
+ * nobody took over can still be renewed or released by its owner is left to the implementation; callers treat
+ * {@code false} from either as "the lease is gone".
  *
  * <p><b>Threading:</b> safe for concurrent use; every method may block on I/O.
  */
@@ -71,7 +74,8 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
     boolean release(Claim claim);
 
     /**
-     * Reads how many times an identifier has been claimed without being confirmed yet.
+     * Reads how many times an identifier has been claimed since the store last forgot it. Confirming does not reset
+     * the count (a confirmed identifier reports the claims it took); forgetting does.
      *
      * @param messageId the identifier
      * @return the attempt count, or 0 if the store knows nothing of the identifier
