@@ -15,18 +15,22 @@ class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencySto
 
     @BeforeAll
     static void startDatabase() {
-        db = new PgFixture(JdbcIdempotencyStoreIT.class);
+        db();
     }
 
     @AfterAll
     static void dropDatabase() {
-        if (db != null) {
-            db.close();
+        synchronized (JdbcIdempotencyStoreIT.class) {
+            if (db != null) {
+                db.close();
+                db = null;
+            }
         }
     }
 
     private static PgFixture db() {
-        // jqwik does not run JUnit's @BeforeAll for the property; start the fixture on first use then
+        // jqwik does not run JUnit's @BeforeAll for the property, so the fixture starts on first use; a fixture the
+        // property starts after @AfterAll leaves its schema to the server's shutdown (or the schema-drop hook)
         synchronized (JdbcIdempotencyStoreIT.class) {
             if (db == null) {
                 db = new PgFixture(JdbcIdempotencyStoreIT.class);
