@@ -184,8 +184,14 @@ public final class ConsumerRuntime {
 
     private void onInterrupted(Throwable cause) {
         connectionGeneration.incrementAndGet();
+        // protonj2 calls this again for every failed reconnect attempt; report the outage once.
+        boolean wasConnected = connected;
         connected = false;
         lastError = "connection: " + (cause == null ? "interrupted" : Errors.describe(cause));
+        if (!wasConnected) {
+            LOG.debug("Consumer '{}': reconnect attempt failed ({})", config.name(), lastError);
+            return;
+        }
         LOG.warn("Consumer '{}' lost its connection ({}); reconnecting. Deliveries in hand will not be settled; the "
                 + "broker redelivers them and the store absorbs the copies", config.name(), lastError);
         observer.connectionInterrupted(true);

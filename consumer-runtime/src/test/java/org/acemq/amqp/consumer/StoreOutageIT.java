@@ -1,0 +1,262 @@
+package org.acemq.amqp.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.LeasedIdempotencyStore;
+import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.acemq.amqp.testinfra.AmqpTestClient;
+import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The idempotency store goes away (FAIL_CLOSED, the default): no handler runs without a claim, deliveries go back to
+ * the broker instead of being lost, the consumer pauses, and it resumes by itself when the store answers again.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StoreOutageIT {
+
+    private static EmbeddedArtemis broker;
+    private static AmqpTestClient client;
+
+    @BeforeAll
+    static void startBroker() {
+        broker = E2e.broker(false);
+        client = AmqpTestClient.connect(broker);
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (client != null) {
+            client.close();
+        }
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    @Test
+    void aStoreOutageMidRunReleasesDeliveriesPausesAndResumesWithEveryMessageHandledOnce() {
+        String q = "outage-mid-run";
+        int total = 200;
+        int beforeOutage = 50;
+        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        // acquire() needs a permit: the test decides how many claims happen before the outage.
+        store.gateAcquire(beforeOutage);
+        E2e.Effects effects = new E2e.Effects();
+        AtomicInteger unclaimedRuns = new AtomicInteger();
+        RecordingObserver observer = new RecordingObserver();
+        client.sendBatch(q, total, i -> "evt-" + i);
+
+        try (AmqpConsumer consumer = E2e.consumer(broker, "outage").store(store).observer(observer)
+                .subscribe(Subscription.builder(q, e -> {
+                    if (!store.holdsClaim(e.id())) {
+                        unclaimedRuns.incrementAndGet();
+                    }
+                    effects.record(e.id());
+                }).concurrency(2).prefetch(20).build())
+                .start()) {
+            await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == beforeOutage);
+            // Both workers now wait inside acquire(); the store goes down under them.
+            await().until(() -> store.waitingInAcquire() == 2);
+            store.down(true);
+            store.gateAcquire(Integer.MAX_VALUE / 2);
+
+            await().until(() -> consumer.health().paused());
+            assertThat(consumer.health().storeReachable()).isFalse();
+            assertThat(consumer.health().lastError()).contains("store");
+            assertThat(observer.pauses).containsExactly(true);
+            // Everything received is given back (released, not counted), nothing is handled, nothing is lost.
+            await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == total - beforeOutage);
+            assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isPositive();
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                    .until(() -> effects.total() == beforeOutage && broker.messageCount(q) == total - beforeOutage);
+            assertThat(observer.settled).filteredOn(s -> s.reason() == SettleReason.STORE_UNAVAILABLE)
+                    .allSatisfy(s -> assertThat(s.outcome()).isEqualTo(Outcome.RELEASED));
+
+            store.down(false);
+            await().until(() -> !consumer.health().paused());
+            assertThat(observer.pauses).containsExactly(true, false);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == total);
+            await().until(() -> broker.messageCount(q) == 0);
+            assertThat(consumer.health().storeReachable()).isTrue();
+        }
+        assertThat(unclaimedRuns).as("handler runs without a live claim").hasValue(0);
+        assertThat(effects.total()).isEqualTo(total);
+        assertThat(effects.ids()).hasSize(total);
+        assertThat(effects.repeated()).isEmpty();
+        assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isZero();
+        assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();
+    }
+
+    @Test
+    void aConsumerStartedWhileTheStoreIsDownStartsPausedAndProcessesNothingUntilItAnswers() {
+        String q = "outage-at-start";
+        int total = 50;
+        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        store.down(true);
+        E2e.Effects effects = new E2e.Effects();
+        RecordingObserver observer = new RecordingObserver();
+        client.sendBatch(q, total, i -> "early-" + i);
+
+        try (AmqpConsumer consumer = E2e.consumer(broker, "paused-start").store(store).observer(observer)
+                .subscribe(Subscription.builder(q, e -> effects.record(e.id())).concurrency(2).prefetch(20).build())
+                .start()) {
+            assertThat(consumer.health().paused()).isTrue();
+            assertThat(observer.pauses).containsExactly(true);
+            // No credit is granted while paused: the broker delivers nothing, the store is only probed.
+            await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(5)).until(() ->
+                    effects.total() == 0 && broker.deliveringCount(q) == 0 && broker.messageCount(q) == total
+                            && consumer.health().paused());
+            assertThat(consumer.health().subscriptions().get(0).credit()).isZero();
+            assertThat(observer.settled).isEmpty();
+            assertThat(observer.claims).isEmpty();
+            assertThat(store.probesWhileDown()).isPositive();
+
+            store.down(false);
+            await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == total);
+            await().until(() -> broker.messageCount(q) == 0);
+            assertThat(observer.pauses).containsExactly(true, false);
+        }
+        assertThat(effects.total()).isEqualTo(total);
+        assertThat(effects.repeated()).isEmpty();
+    }
+
+    /**
+     * A test double for the store: delegates to an {@link InMemoryIdempotencyStore}; while "down" every call throws
+     * {@link StoreUnavailableException}. It also tracks which keys it holds a live claim on (so a handler can prove
+     * it runs under a claim), and can make {@code acquire} wait for a permit.
+     */
+    static final class SwitchableStore implements LeasedIdempotencyStore {
+        private final InMemoryIdempotencyStore delegate;
+        private final Set<String> liveClaims = ConcurrentHashMap.newKeySet();
+        private final Semaphore acquirePermits = new Semaphore(Integer.MAX_VALUE / 2);
+        private final AtomicInteger waiting = new AtomicInteger();
+        private final AtomicInteger probesWhileDown = new AtomicInteger();
+        private volatile boolean down;
+
+        SwitchableStore(InMemoryIdempotencyStore delegate) {
+            this.delegate = delegate;
+        }
+
+        void down(boolean down) {
+            this.down = down;
+        }
+
+        /** From now on, only {@code permits} more acquire() calls proceed; the others wait. */
+        void gateAcquire(int permits) {
+            acquirePermits.drainPermits();
+            acquirePermits.release(permits);
+        }
+
+        int waitingInAcquire() {
+            return waiting.get();
+        }
+
+        int probesWhileDown() {
+            return probesWhileDown.get();
+        }
+
+        boolean holdsClaim(String key) {
+            return liveClaims.contains(key);
+        }
+
+        private void check() {
+            if (down) {
+                throw new StoreUnavailableException("test store is down",
+                        new java.net.ConnectException("connection refused"));
+            }
+        }
+
+        @Override
+        public Claim acquire(String messageId) {
+            waiting.incrementAndGet();
+            try {
+                acquirePermits.acquireUninterruptibly();
+            } finally {
+                waiting.decrementAndGet();
+            }
+            check();
+            Claim claim = delegate.acquire(messageId);
+            if (claim.claimed()) {
+                liveClaims.add(messageId);
+            }
+            return claim;
+        }
+
+        @Override
+        public boolean renew(Claim claim) {
+            check();
+            return delegate.renew(claim);
+        }
+
+        @Override
+        public boolean confirm(Claim claim) {
+            check();
+            liveClaims.remove(claim.messageId());
+            return delegate.confirm(claim);
+        }
+
+        @Override
+        public boolean release(Claim claim) {
+            check();
+            liveClaims.remove(claim.messageId());
+            return delegate.release(claim);
+        }
+
+        @Override
+        public int attempts(String messageId) {
+            check();
+            return delegate.attempts(messageId);
+        }
+
+        @Override
+        public Duration leaseDuration() {
+            return delegate.leaseDuration();
+        }
+
+        @Override
+        public Duration retention() {
+            return delegate.retention();
+        }
+
+        @Override
+        public boolean claim(String messageId) {
+            check();
+            return delegate.claim(messageId);
+        }
+
+        @Override
+        public void confirm(String messageId) {
+            check();
+            delegate.confirm(messageId);
+        }
+
+        @Override
+        public void release(String messageId) {
+            check();
+            delegate.release(messageId);
+        }
+
+        @Override
+        public boolean isConfirmed(String messageId) {
+            if (down) {
+                probesWhileDown.incrementAndGet();
+            }
+            check();
+            return delegate.isConfirmed(messageId);
+        }
+    }
+}
