@@ -87,9 +87,11 @@ public final class AmqpConsumer implements AutoCloseable {
     }
 
     /**
-     * Stops gracefully, waiting at most {@code timeout} for running handlers. Handlers still running then keep their
-     * claims; their deliveries are returned to the broker by the link's default outcome ({@code released}) when the
-     * link closes, and a warning is logged.
+     * Stops gracefully, waiting at most {@code timeout} for running handlers. Handlers still running then are
+     * interrupted and a warning is logged; their deliveries are returned to the broker by the link's default outcome
+     * ({@code released}) when the link closes. A handler that stops on the interrupt releases its claim; one that
+     * goes on keeps it, so copies delivered elsewhere meanwhile are {@code IN_PROGRESS}, until it finishes (confirm)
+     * or its lease lapses. Worker threads are not daemon threads: a handler that never returns keeps the JVM alive.
      *
      * @param timeout how long to wait for running handlers
      * @return true if every handler finished in time

@@ -218,16 +218,23 @@ final class SubscriptionRunner {
     }
 
     private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
+        boolean creditExhausted;
         lock.lock();
         try {
             credit = Math.max(0, credit - 1);
             held++;
+            creditExhausted = credit == 0;
         } finally {
             lock.unlock();
         }
         DeliveryTask task = new DeliveryTask(this, delivery, runtime.connectionGeneration(), linkGeneration);
         inFlight.put(task, Boolean.TRUE);
         workers.execute(task);
+        if (creditExhausted) {
+            // Free slots below the top-up threshold are granted as soon as no credit is left, not only when the next
+            // delivery finishes.
+            tryGrant();
+        }
     }
 
     /**
