@@ -44,6 +44,7 @@ public final class ConsumerRuntime {
 
     private final RuntimeConfig config;
     private final ConsumerObserver observer;
+    private final HandlerScope.Observations observations;
     private final StoreAccess store;
     private final StoreGate gate;
     private final SharedBudget budget;
@@ -65,6 +66,7 @@ public final class ConsumerRuntime {
     public ConsumerRuntime(RuntimeConfig config) {
         this.config = config;
         this.observer = new SafeObserver(config.observer());
+        this.observations = (HandlerScope.Observations) config.observations();
         this.store = new StoreAccess(config.store(), observer);
         this.budget = new SharedBudget(config.maxInFlightPerConnection());
         AtomicInteger threads = new AtomicInteger();
@@ -340,6 +342,15 @@ public final class ConsumerRuntime {
 
     ConsumerObserver observer() {
         return observer;
+    }
+
+    /** @return the Observation hook, or null when no ObservationRegistry was supplied */
+    HandlerScope.Observations observations() {
+        return observations;
+    }
+
+    boolean connected() {
+        return connected;
     }
 
     StoreAccess store() {
