@@ -84,7 +84,9 @@ public interface ConsumerObserver {
     }
 
     /**
-     * The connection to the broker was lost (true) or re-established (false).
+     * The connection to the broker was lost (true) or re-established (false). Called once per loss, not for every
+     * failed reconnect attempt; a loss may be followed by no {@code false} when reconnecting gives up (the consumer's
+     * state is then {@link ConsumerHealth.State#FAILED}).
      *
      * @param interrupted the new state
      */

@@ -106,6 +106,7 @@ public final class ConsumerRuntime {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
                     + config.connection().port() + ": " + Errors.describe(e);
             closeQuietly();
+            connected = false;
             state = State.FAILED;
             throw new AcemqException(what, Errors.unwrap(e));
         } catch (InterruptedException e) {
@@ -186,8 +187,14 @@ public final class ConsumerRuntime {
 
     private void onInterrupted(Throwable cause) {
         connectionGeneration.incrementAndGet();
+        boolean wasConnected = connected;
         connected = false;
         lastError = "connection: " + (cause == null ? "interrupted" : Errors.describe(cause));
+        // protonj2 calls this again for every failed reconnect attempt: report the loss once.
+        if (!wasConnected) {
+            LOG.debug("Consumer '{}': reconnect attempt failed ({})", config.name(), lastError);
+            return;
+        }
         LOG.warn("Consumer '{}' lost its connection ({}); reconnecting. Deliveries in hand will not be settled; the "
                 + "broker redelivers them and the store absorbs the copies", config.name(), lastError);
         observer.connectionInterrupted(true);
@@ -207,13 +214,16 @@ public final class ConsumerRuntime {
             return;
         }
         connectionGeneration.incrementAndGet();
+        boolean wasConnected = connected;
         connected = false;
         lastError = "connection: " + (cause == null ? "closed" : Errors.describe(cause));
         if (state != State.FAILED) {
             state = State.FAILED;
             LOG.error("Consumer '{}' lost its connection for good ({}); it must be restarted", config.name(),
                     lastError);
-            observer.connectionInterrupted(true);
+            if (wasConnected) {
+                observer.connectionInterrupted(true);
+            }
         }
     }
 
@@ -274,6 +284,7 @@ public final class ConsumerRuntime {
             done &= r.awaitHandlers(deadline);
         }
         closeQuietly();
+        connected = false;
         state = State.STOPPED;
         closeResult = done;
         LOG.info("Consumer '{}' stopped{}", config.name(), done ? "" : " (some handlers were still running)");
