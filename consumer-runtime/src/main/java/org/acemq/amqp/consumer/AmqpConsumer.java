@@ -112,7 +112,6 @@ public final class AmqpConsumer implements AutoCloseable {
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
         private int maxInFlightPerConnection;
         private String name = "acemq";
-        private Object observations;
 
         private Builder() {
         }
@@ -167,7 +166,8 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * @param observer receives every event (default: none); see the Micrometer binding in this package
+         * @param observer receives every event (default: none); Micrometer metrics and Observations:
+         *     {@code org.acemq.amqp.consumer.micrometer.MicrometerObserver}
          * @return this builder
          */
         public Builder observer(ConsumerObserver observer) {
@@ -244,26 +244,6 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * Runs every handler call inside a Micrometer {@code Observation} named {@code acemq.consumer.process}
-         * (default: none). The Observation is current on the worker thread while the handler runs, so the handler
-         * can start child observations; its context is an {@code io.micrometer.observation.transport.ReceiverContext}
-         * whose carrier is the message's application properties, so a tracing bridge (micrometer-tracing) continues
-         * the producer's W3C trace ({@code traceparent}/{@code tracestate}). Low-cardinality key values:
-         * {@code subscription}, {@code outcome} (accepted, released, modified, rejected); high-cardinality:
-         * {@code traceparent} when the message has one. See {@code docs/observability.md}.
-         *
-         * <p>micrometer-observation is an optional dependency: it must be on the class path only if this method is
-         * called.
-         *
-         * @param registry the registry to observe handler calls with
-         * @return this builder
-         */
-        public Builder observationRegistry(io.micrometer.observation.ObservationRegistry registry) {
-            this.observations = org.acemq.amqp.consumer.internal.ObservationSupport.of(registry);
-            return this;
-        }
-
-        /**
          * @param name a name for threads and logs (default "acemq")
          * @return this builder
          */
@@ -298,7 +278,7 @@ public final class AmqpConsumer implements AutoCloseable {
             }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmAttempts, storeRetryDelay,
-                    maxStoreRetryDelay, maxInFlightPerConnection, observations);
+                    maxStoreRetryDelay, maxInFlightPerConnection);
             ConsumerRuntime runtime = new ConsumerRuntime(config);
             runtime.start();
             return new AmqpConsumer(runtime);

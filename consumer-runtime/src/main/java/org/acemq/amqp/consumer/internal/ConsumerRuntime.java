@@ -44,7 +44,6 @@ public final class ConsumerRuntime {
 
     private final RuntimeConfig config;
     private final ConsumerObserver observer;
-    private final HandlerScope.Observations observations;
     private final StoreAccess store;
     private final StoreGate gate;
     private final SharedBudget budget;
@@ -66,7 +65,6 @@ public final class ConsumerRuntime {
     public ConsumerRuntime(RuntimeConfig config) {
         this.config = config;
         this.observer = new SafeObserver(config.observer());
-        this.observations = (HandlerScope.Observations) config.observations();
         this.store = new StoreAccess(config.store(), observer);
         this.budget = new SharedBudget(config.maxInFlightPerConnection());
         AtomicInteger threads = new AtomicInteger();
@@ -353,11 +351,6 @@ public final class ConsumerRuntime {
 
     ConsumerObserver observer() {
         return observer;
-    }
-
-    /** @return the Observation hook, or null when no ObservationRegistry was supplied */
-    HandlerScope.Observations observations() {
-        return observations;
     }
 
     boolean connected() {

@@ -13,7 +13,7 @@ final class DeliveryTask implements Runnable {
     /** When the store granted the claim this delivery holds (System.nanoTime), or 0 while it holds none. */
     volatile long claimedNanos;
     /** The trace/observation scope of the running handler; set and cleared on the worker thread. */
-    volatile HandlerScope scope;
+    volatile DeliveryScope scope;
     private boolean finished;
 
     DeliveryTask(SubscriptionRunner runner, Delivery delivery, long connectionGeneration, long linkGeneration) {

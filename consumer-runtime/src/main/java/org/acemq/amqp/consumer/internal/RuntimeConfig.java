@@ -8,26 +8,10 @@ import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.acemq.amqp.consumer.Subscription;
 
-/**
- * Everything {@link ConsumerRuntime} needs, validated by the public builder.
- *
- * <p>{@code observations} is null or what {@link ObservationSupport#of} returned; it is typed {@code Object} so that
- * this record never makes the JVM load micrometer-observation (an optional dependency).
- */
+/** Everything {@link ConsumerRuntime} needs, validated by the public builder. */
 public record RuntimeConfig(String name, ConnectionSettings connection, IdempotencyStore store,
                             List<Subscription> subscriptions, ConsumerObserver observer,
                             StoreFailurePolicy storeFailurePolicy, Duration shutdownTimeout,
                             Duration creditCheckInterval, int confirmAttempts, Duration storeRetryDelay,
-                            Duration maxStoreRetryDelay, int maxInFlightPerConnection, Object observations) {
-
-    /** Without Observations. */
-    public RuntimeConfig(String name, ConnectionSettings connection, IdempotencyStore store,
-                         List<Subscription> subscriptions, ConsumerObserver observer,
-                         StoreFailurePolicy storeFailurePolicy, Duration shutdownTimeout,
-                         Duration creditCheckInterval, int confirmAttempts, Duration storeRetryDelay,
-                         Duration maxStoreRetryDelay, int maxInFlightPerConnection) {
-        this(name, connection, store, subscriptions, observer, storeFailurePolicy, shutdownTimeout,
-                creditCheckInterval, confirmAttempts, storeRetryDelay, maxStoreRetryDelay, maxInFlightPerConnection,
-                null);
-    }
+                            Duration maxStoreRetryDelay, int maxInFlightPerConnection) {
 }

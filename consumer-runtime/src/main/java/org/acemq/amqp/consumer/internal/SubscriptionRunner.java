@@ -464,7 +464,7 @@ final class SubscriptionRunner {
                 finished(task);
             }
         } finally {
-            HandlerScope scope = task.scope;
+            DeliveryScope scope = task.scope;
             if (scope != null) {
                 task.scope = null;
                 scope.close();
@@ -598,7 +598,7 @@ final class SubscriptionRunner {
             reason = SettleReason.UNDECODABLE;
         }
         try {
-            HandlerScope scope = task.scope;
+            DeliveryScope scope = task.scope;
             if (scope != null) {
                 scope.outcome(Outcome.ACCEPTED);
             }
@@ -616,12 +616,12 @@ final class SubscriptionRunner {
     }
 
     /**
-     * Runs the handler with the message's trace context in the MDC (and inside an Observation if configured). The
+     * Runs the handler with the message's trace context in the MDC (and inside the observer's scope). The
      * scope stays open until {@link #process} ends, so the runtime's own log lines about this delivery's outcome
      * carry the trace ids too.
      */
     private Throwable invokeHandler(DeliveryTask task, Message<?> message, Envelope envelope) {
-        task.scope = HandlerScope.open(TraceContext.of(message), runtime.observations(), name, spec.address(),
+        task.scope = DeliveryScope.open(TraceContext.of(message), observer, name, spec.address(),
                 envelope.applicationProperties());
         long start = System.nanoTime();
         try {
@@ -630,7 +630,7 @@ final class SubscriptionRunner {
             return null;
         } catch (Throwable t) {
             observer.handled(name, System.nanoTime() - start, false);
-            HandlerScope scope = task.scope;
+            DeliveryScope scope = task.scope;
             if (scope != null) {
                 scope.failed(t);
             }
@@ -710,7 +710,7 @@ final class SubscriptionRunner {
     // ------------------------------------------------------------------ settlement
 
     private void hold(DeliveryTask task, Duration delay, Outcome outcome, SettleReason reason) {
-        HandlerScope scope = task.scope;
+        DeliveryScope scope = task.scope;
         if (scope != null) {
             scope.outcome(outcome);
         }
@@ -731,7 +731,7 @@ final class SubscriptionRunner {
     }
 
     void settle(DeliveryTask task, Outcome outcome, SettleReason reason, String condition, String description) {
-        HandlerScope scope = task.scope;
+        DeliveryScope scope = task.scope;
         if (scope != null) {
             scope.outcome(outcome);
         }

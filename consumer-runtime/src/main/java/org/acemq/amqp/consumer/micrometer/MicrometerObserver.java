@@ -6,8 +6,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +26,10 @@ import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 
 /**
- * Publishes what a consumer does as Micrometer meters: the {@link AcemqMeter} set. micrometer-core is an optional
- * dependency of the runtime; it must be on the class path only if this class is used.
+ * Publishes what a consumer does as Micrometer meters (the {@link AcemqMeter} set) and, if given an
+ * {@link ObservationRegistry}, runs every handler call inside a Micrometer Observation. micrometer-core (which brings
+ * micrometer-observation) is an optional dependency of the runtime; it must be on the class path only if this class
+ * is used.
  *
  * <pre>{@code
  * MicrometerObserver metrics = MicrometerObserver.of(meterRegistry);
@@ -37,7 +41,17 @@ import org.acemq.amqp.consumer.StoreOperation;
  * }</pre>
  *
  * <p>One instance serves one consumer. To publish several consumers into one registry, give each its own instance
- * with a distinguishing common tag: {@code MicrometerObserver.of(registry, Tags.of("consumer", "billing"))}.
+ * with a distinguishing common tag: {@code MicrometerObserver.builder(registry).commonTags(Tags.of("consumer",
+ * "billing")).build()}.
+ *
+ * <p><b>Observation.</b> With {@link Builder#observationRegistry}, each handler call runs inside an Observation named
+ * {@value #OBSERVATION_NAME}, current on the worker thread while the handler runs (so the handler can start child
+ * observations) and stopped on that thread once the delivery's outcome is decided. Its context is an
+ * {@code io.micrometer.observation.transport.ReceiverContext} (kind CONSUMER) whose carrier is the message's
+ * application properties, so a tracing bridge (micrometer-tracing) continues the producer's W3C trace
+ * ({@code traceparent}/{@code tracestate}). Contextual name {@code "<address> process"}; low-cardinality key values
+ * {@code subscription} and {@code outcome} ({@code accepted}, {@code released}, {@code modified}, {@code rejected});
+ * high-cardinality {@code traceparent} when the message has one; the handler's exception as the error.
  *
  * <p><b>Cost.</b> Store meters and the per-subscription counters and timers are registered the first time they can
  * be (at construction, at {@link #bindTo} or on a subscription's first event) and cached; an event costs one lookup
@@ -47,6 +61,9 @@ import org.acemq.amqp.consumer.StoreOperation;
  * <p><b>Threading.</b> Thread-safe; callbacks never block and never throw.
  */
 public final class MicrometerObserver implements ConsumerObserver {
+
+    /** The name of the Observation around each handler call. */
+    public static final String OBSERVATION_NAME = "acemq.consumer.process";
 
     private static final String[] OUTCOMES = lowerNames(Outcome.values());
     private static final String[] REASONS = lowerNames(SettleReason.values());
@@ -63,10 +80,12 @@ public final class MicrometerObserver implements ConsumerObserver {
     private final Counter[] storeErrors = new Counter[OPERATIONS.length];
     private final Counter interruptions;
     private final AtomicBoolean bound = new AtomicBoolean();
+    private final ObservationRegistry observations;
 
-    private MicrometerObserver(MeterRegistry registry, Tags commonTags) {
+    private MicrometerObserver(MeterRegistry registry, Tags commonTags, ObservationRegistry observations) {
         this.registry = registry;
         this.commonTags = commonTags;
+        this.observations = observations == null || observations.isNoop() ? null : observations;
         for (int i = 0; i < OPERATIONS.length; i++) {
             storeSuccess[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], SUCCESS);
             storeFailure[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], FAILURE);
@@ -76,22 +95,57 @@ public final class MicrometerObserver implements ConsumerObserver {
     }
 
     /**
+     * Metrics only, no common tags, no Observation.
+     *
      * @param registry where to register the meters
      * @return an observer to pass to {@link AmqpConsumer.Builder#observer}
      */
     public static MicrometerObserver of(MeterRegistry registry) {
-        return of(registry, Tags.empty());
+        return builder(registry).build();
     }
 
     /**
      * @param registry where to register the meters
-     * @param commonTags tags added to every meter (for example {@code consumer=billing}); keep their values bounded
-     * @return an observer to pass to {@link AmqpConsumer.Builder#observer}
+     * @return a builder
      */
-    public static MicrometerObserver of(MeterRegistry registry, Iterable<io.micrometer.core.instrument.Tag> commonTags) {
-        Objects.requireNonNull(registry, "registry must not be null");
-        Objects.requireNonNull(commonTags, "commonTags must not be null");
-        return new MicrometerObserver(registry, Tags.of(commonTags));
+    public static Builder builder(MeterRegistry registry) {
+        return new Builder(Objects.requireNonNull(registry, "registry must not be null"));
+    }
+
+    /** Builds a {@link MicrometerObserver}. */
+    public static final class Builder {
+        private final MeterRegistry registry;
+        private Tags commonTags = Tags.empty();
+        private ObservationRegistry observations;
+
+        private Builder(MeterRegistry registry) {
+            this.registry = registry;
+        }
+
+        /**
+         * @param tags tags added to every meter (for example {@code consumer=billing}); keep their values bounded
+         *     (default none)
+         * @return this builder
+         */
+        public Builder commonTags(Iterable<io.micrometer.core.instrument.Tag> tags) {
+            this.commonTags = Tags.of(Objects.requireNonNull(tags, "commonTags must not be null"));
+            return this;
+        }
+
+        /**
+         * @param registry observe every handler call with this registry (default: no Observation); see the class
+         *     documentation
+         * @return this builder
+         */
+        public Builder observationRegistry(ObservationRegistry registry) {
+            this.observations = Objects.requireNonNull(registry, "observationRegistry must not be null");
+            return this;
+        }
+
+        /** @return the observer, with its store meters registered */
+        public MicrometerObserver build() {
+            return new MicrometerObserver(registry, commonTags, observations);
+        }
     }
 
     /**
@@ -152,6 +206,11 @@ public final class MicrometerObserver implements ConsumerObserver {
     public void handled(String subscription, long nanos, boolean success) {
         SubscriptionMeters m = meters(subscription);
         (success ? m.handlerSuccess : m.handlerFailure).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public HandlerScope handlerStarting(String subscription, String address, Map<String, Object> properties) {
+        return observations == null ? null : ProcessObservation.start(observations, subscription, address, properties);
     }
 
     @Override

@@ -17,7 +17,8 @@ class MicrometerObserverTest {
     @Test
     void callbacksFeedTheDeclaredMetersWithCommonTags() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MicrometerObserver observer = MicrometerObserver.of(registry, Tags.of("consumer", "billing"));
+        MicrometerObserver observer = MicrometerObserver.builder(registry)
+                .commonTags(Tags.of("consumer", "billing")).build();
 
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);

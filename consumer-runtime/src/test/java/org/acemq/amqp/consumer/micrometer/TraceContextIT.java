@@ -4,6 +4,7 @@ import static org.acemq.amqp.testinfra.AmqpTestClient.message;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
@@ -130,7 +131,9 @@ class TraceContextIT {
             }
         }).name("billing").maxAttempts(1).build();
         try (AmqpConsumer consumer = AmqpConsumer.builder().connection(settings())
-                .store(InMemoryIdempotencyStore.ofDefaults()).observationRegistry(observations)
+                .store(InMemoryIdempotencyStore.ofDefaults())
+                .observer(MicrometerObserver.builder(new SimpleMeterRegistry()).observationRegistry(observations)
+                        .build())
                 .subscribe(subscription).start()) {
             client.send(queue, message("o-1", "ok").property("traceparent", TRACEPARENT)
                     .property("tracestate", TRACESTATE), message("o-2", "fail"));
