@@ -8,6 +8,9 @@ module org.acemq.amqp.consumer {
     requires org.apache.qpid.protonj2;
     requires org.slf4j;
     requires static micrometer.core;
+    requires static micrometer.observation;
+    requires static micrometer.commons;
 
     exports org.acemq.amqp.consumer;
+    exports org.acemq.amqp.consumer.micrometer;
 }

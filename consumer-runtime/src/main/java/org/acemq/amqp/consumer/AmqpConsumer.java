@@ -168,7 +168,8 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * @param observer receives every event (default: none); see the Micrometer binding in this package
+         * @param observer receives every event (default: none); Micrometer metrics and Observations:
+         *     {@code org.acemq.amqp.consumer.micrometer.MicrometerObserver}
          * @return this builder
          */
         public Builder observer(ConsumerObserver observer) {

@@ -47,12 +47,38 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
      *
      * @param name the subscription name
      * @param address the address consumed
-     * @param attached whether its link is attached
+     * @param attached whether its link is attached (false while the connection is down or the link is being
+     *     re-attached after the broker detached it)
      * @param inFlight deliveries received and not yet settled
      * @param credit link credit granted and not yet used
-     * @param oldestInFlight how long the oldest unsettled delivery has been held, zero if none
+     * @param oldestInFlight how long the oldest unsettled delivery has been held (waiting, running or being
+     *     settled), zero if none
+     * @param oldestClaim how long the oldest store claim this subscription holds has been held, zero if none: in
+     *     practice the running time of the longest-running handler (a handler that hangs makes it grow without
+     *     bound while its lease keeps being renewed)
      */
     public record SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
-                                     Duration oldestInFlight) {
+                                     Duration oldestInFlight, Duration oldestClaim) {
+
+        /** Validates. */
+        public SubscriptionHealth {
+            java.util.Objects.requireNonNull(oldestInFlight, "oldestInFlight must not be null");
+            java.util.Objects.requireNonNull(oldestClaim, "oldestClaim must not be null");
+        }
+
+        /**
+         * Without claim age (reported as zero).
+         *
+         * @param name the subscription name
+         * @param address the address consumed
+         * @param attached whether its link is attached
+         * @param inFlight deliveries received and not yet settled
+         * @param credit link credit granted and not yet used
+         * @param oldestInFlight how long the oldest unsettled delivery has been held
+         */
+        public SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
+                                  Duration oldestInFlight) {
+            this(name, address, attached, inFlight, credit, oldestInFlight, Duration.ZERO);
+        }
     }
 }

@@ -1,5 +1,7 @@
 package org.acemq.amqp.consumer;
 
+import java.util.Map;
+
 /**
  * Receives what a running consumer does, for metrics, tracing or logging. The Micrometer binding is one
  * implementation; every method has an empty default so an implementation overrides
@@ -56,6 +58,47 @@ public interface ConsumerObserver {
     }
 
     /**
+     * A handler is about to run, on the calling worker thread: the place to start a span or an Observation and make
+     * it current. The runtime calls {@link HandlerScope#close} on the same thread once the delivery's outcome is
+     * decided (after the handler returned or threw, the store was updated and the outcome was sent or scheduled),
+     * in every case. Called only when the handler runs (not for duplicates, in-progress copies or undecodable
+     * messages).
+     *
+     * @param subscription the subscription name
+     * @param address the address consumed
+     * @param applicationProperties the message's application properties (read-only; the carrier of W3C
+     *     {@code traceparent}/{@code tracestate})
+     * @return the scope to close afterwards; {@code null} for none (the default)
+     */
+    default HandlerScope handlerStarting(String subscription, String address,
+                                         Map<String, Object> applicationProperties) {
+        return null;
+    }
+
+    /**
+     * What {@link #handlerStarting} opened. Both methods are called on the worker thread that ran the handler and
+     * must not throw (an exception is logged and otherwise ignored).
+     */
+    interface HandlerScope {
+
+        /**
+         * The handler threw (called before {@link #close}, at most once).
+         *
+         * @param error what it threw
+         */
+        default void failed(Throwable error) {
+        }
+
+        /**
+         * The delivery's fate is decided; end the scope. Called exactly once.
+         *
+         * @param outcome the outcome sent or scheduled (for at-most-once subscriptions: {@code ACCEPTED}); null if
+         *     none was decided (the runtime failed unexpectedly)
+         */
+        void close(Outcome outcome);
+    }
+
+    /**
      * A store call finished.
      *
      * @param operation which call
@@ -84,7 +127,9 @@ public interface ConsumerObserver {
     }
 
     /**
-     * The connection to the broker was lost (true) or re-established (false).
+     * The connection to the broker was lost (true) or re-established (false). Called once per loss, not for every
+     * failed reconnect attempt; a loss may be followed by no {@code false} when reconnecting gives up (the consumer's
+     * state is then {@link ConsumerHealth.State#FAILED}).
      *
      * @param interrupted the new state
      */

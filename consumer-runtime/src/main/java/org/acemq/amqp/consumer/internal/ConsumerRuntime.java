@@ -104,6 +104,7 @@ public final class ConsumerRuntime {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
                     + config.connection().port() + ": " + Errors.describe(e);
             closeQuietly();
+            connected = false;
             state = State.FAILED;
             throw new AcemqException(what, Errors.unwrap(e));
         } catch (InterruptedException e) {
@@ -211,13 +212,16 @@ public final class ConsumerRuntime {
             return;
         }
         connectionGeneration.incrementAndGet();
+        boolean wasConnected = connected;
         connected = false;
         lastError = "connection: " + (cause == null ? "closed" : Errors.describe(cause));
         if (state != State.FAILED) {
             state = State.FAILED;
             LOG.error("Consumer '{}' lost its connection for good ({}); it must be restarted", config.name(),
                     lastError);
-            observer.connectionInterrupted(true);
+            if (wasConnected) {
+                observer.connectionInterrupted(true);
+            }
         }
     }
 
@@ -278,6 +282,7 @@ public final class ConsumerRuntime {
             done &= r.awaitHandlers(deadline);
         }
         closeQuietly();
+        connected = false;
         state = State.STOPPED;
         closeResult = done;
         LOG.info("Consumer '{}' stopped{}", config.name(), done ? "" : " (some handlers were still running)");
@@ -346,6 +351,10 @@ public final class ConsumerRuntime {
 
     ConsumerObserver observer() {
         return observer;
+    }
+
+    boolean connected() {
+        return connected;
     }
 
     StoreAccess store() {

@@ -10,6 +10,10 @@ final class DeliveryTask implements Runnable {
     final long connectionGeneration;
     final long linkGeneration;
     final long receivedNanos;
+    /** When the store granted the claim this delivery holds (System.nanoTime), or 0 while it holds none. */
+    volatile long claimedNanos;
+    /** The trace/observation scope of the running handler; set and cleared on the worker thread. */
+    volatile DeliveryScope scope;
     private boolean finished;
 
     DeliveryTask(SubscriptionRunner runner, Delivery delivery, long connectionGeneration, long linkGeneration) {

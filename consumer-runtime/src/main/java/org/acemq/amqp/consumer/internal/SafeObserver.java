@@ -1,5 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
+import java.util.Map;
 import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
@@ -57,6 +58,39 @@ final class SafeObserver implements ConsumerObserver {
         } catch (RuntimeException e) {
             failed(e);
         }
+    }
+
+    @Override
+    public HandlerScope handlerStarting(String subscription, String address, Map<String, Object> properties) {
+        HandlerScope scope;
+        try {
+            scope = delegate.handlerStarting(subscription, address, properties);
+        } catch (RuntimeException e) {
+            failed(e);
+            return null;
+        }
+        if (scope == null) {
+            return null;
+        }
+        return new HandlerScope() {
+            @Override
+            public void failed(Throwable error) {
+                try {
+                    scope.failed(error);
+                } catch (RuntimeException e) {
+                    SafeObserver.this.failed(e);
+                }
+            }
+
+            @Override
+            public void close(Outcome outcome) {
+                try {
+                    scope.close(outcome);
+                } catch (RuntimeException e) {
+                    SafeObserver.this.failed(e);
+                }
+            }
+        };
     }
 
     @Override

@@ -377,6 +377,7 @@ final class SubscriptionRunner {
         if (!task.markFinished()) {
             return;
         }
+        task.claimedNanos = 0;
         inFlight.remove(task);
         lock.lock();
         try {
@@ -447,9 +448,11 @@ final class SubscriptionRunner {
                     hold(task, spec.inProgressDelay(), Outcome.RELEASED, SettleReason.IN_PROGRESS);
                 }
                 case CLAIMED -> {
+                    task.claimedNanos = System.nanoTime();
                     observer.claim(name, ClaimStatus.CLAIMED);
                     if (claim.attempt() > spec.maxAttempts()) {
                         releaseQuietly(claim);
+                        task.claimedNanos = 0;
                         settle(task, Outcome.REJECTED, SettleReason.POISON, Subscription.MAX_ATTEMPTS_CONDITION,
                                 "gave up after " + (claim.attempt() - 1) + " attempts (maxAttempts "
                                         + spec.maxAttempts() + "); earlier attempts did not finish");
@@ -466,6 +469,12 @@ final class SubscriptionRunner {
                 settle(task, Outcome.RELEASED, SettleReason.FAILED, null, null);
             } finally {
                 finished(task);
+            }
+        } finally {
+            DeliveryScope scope = task.scope;
+            if (scope != null) {
+                task.scope = null;
+                scope.close();
             }
         }
     }
@@ -492,21 +501,24 @@ final class SubscriptionRunner {
             envelope = EnvelopeImpl.of(key, spec.address(), message, claim.attempt());
         } catch (ClientException | RuntimeException e) {
             releaseQuietly(claim);
+            task.claimedNanos = 0;
             settle(task, Outcome.REJECTED, SettleReason.UNDECODABLE, EnvelopeImpl.DECODE_ERROR,
                     "message cannot be decoded: " + Errors.describe(e));
             return;
         }
         ScheduledFuture<?> heartbeat = startHeartbeat(claim);
-        Throwable failure = invokeHandler(envelope);
+        Throwable failure = invokeHandler(task, message, envelope);
         if (heartbeat != null) {
             heartbeat.cancel(false);
         }
         if (failure == null) {
             confirm(claim);
+            task.claimedNanos = 0;
             settle(task, Outcome.ACCEPTED, SettleReason.PROCESSED, null, null);
             return;
         }
         releaseQuietly(claim);
+        task.claimedNanos = 0;
         if (spec.isPermanent(failure)) {
             String condition = failure instanceof PermanentMessageException p ? p.condition()
                     : PermanentMessageException.DEFAULT_CONDITION;
@@ -525,7 +537,7 @@ final class SubscriptionRunner {
     private void runUnclaimed(DeliveryTask task, Message<?> message, String key) {
         Throwable failure;
         try {
-            failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, 1));
+            failure = invokeHandler(task, message, EnvelopeImpl.of(key, spec.address(), message, 1));
         } catch (ClientException | RuntimeException e) {
             settle(task, Outcome.REJECTED, SettleReason.UNDECODABLE, EnvelopeImpl.DECODE_ERROR,
                     "message cannot be decoded: " + Errors.describe(e));
@@ -560,20 +572,25 @@ final class SubscriptionRunner {
             if (claim == null) {
                 if (runtime.config().storeFailurePolicy() == StoreFailurePolicy.FAIL_OPEN) {
                     observer.storeBypassed(name);
-                    Throwable failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, 1));
+                    Throwable failure = invokeHandler(task, message,
+                            EnvelopeImpl.of(key, spec.address(), message, 1));
                     reason = failure == null ? SettleReason.PROCESSED : SettleReason.FAILED;
                 } else {
                     LOG.warn("Subscription '{}' (at-most-once): store unreachable, message {} dropped", name, key);
                     reason = SettleReason.STORE_UNAVAILABLE;
                 }
             } else if (claim.result() == org.acemq.amqp.api.IdempotencyStore.ClaimResult.CLAIMED) {
+                task.claimedNanos = System.nanoTime();
                 observer.claim(name, ClaimStatus.CLAIMED);
-                Throwable failure = invokeHandler(EnvelopeImpl.of(key, spec.address(), message, claim.attempt()));
+                Throwable failure = invokeHandler(task, message,
+                        EnvelopeImpl.of(key, spec.address(), message, claim.attempt()));
                 if (failure == null) {
                     confirm(claim);
+                    task.claimedNanos = 0;
                     reason = SettleReason.PROCESSED;
                 } else {
                     releaseQuietly(claim);
+                    task.claimedNanos = 0;
                     LOG.warn("Subscription '{}' (at-most-once): handler failed, message {} is lost: {}", name, key,
                             Errors.describe(failure));
                     reason = SettleReason.FAILED;
@@ -588,6 +605,10 @@ final class SubscriptionRunner {
             reason = SettleReason.UNDECODABLE;
         }
         try {
+            DeliveryScope scope = task.scope;
+            if (scope != null) {
+                scope.outcome(Outcome.ACCEPTED);
+            }
             if (!task.delivery.remoteSettled()) {
                 // The broker did not honour snd-settle-mode=settled. Settle it ourselves rather than leave it
                 // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way.
@@ -601,7 +622,14 @@ final class SubscriptionRunner {
         }
     }
 
-    private Throwable invokeHandler(Envelope envelope) {
+    /**
+     * Runs the handler with the message's trace context in the MDC (and inside the observer's scope). The
+     * scope stays open until {@link #process} ends, so the runtime's own log lines about this delivery's outcome
+     * carry the trace ids too.
+     */
+    private Throwable invokeHandler(DeliveryTask task, Message<?> message, Envelope envelope) {
+        task.scope = DeliveryScope.open(TraceContext.of(message), observer, name, spec.address(),
+                envelope.applicationProperties());
         long start = System.nanoTime();
         try {
             spec.handler().handle(envelope);
@@ -609,6 +637,10 @@ final class SubscriptionRunner {
             return null;
         } catch (Throwable t) {
             observer.handled(name, System.nanoTime() - start, false);
+            DeliveryScope scope = task.scope;
+            if (scope != null) {
+                scope.failed(t);
+            }
             if (t instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
@@ -685,6 +717,10 @@ final class SubscriptionRunner {
     // ------------------------------------------------------------------ settlement
 
     private void hold(DeliveryTask task, Duration delay, Outcome outcome, SettleReason reason) {
+        DeliveryScope scope = task.scope;
+        if (scope != null) {
+            scope.outcome(outcome);
+        }
         if (delay.isZero() || stopping) {
             settle(task, outcome, reason, null, null);
             return;
@@ -702,6 +738,10 @@ final class SubscriptionRunner {
     }
 
     void settle(DeliveryTask task, Outcome outcome, SettleReason reason, String condition, String description) {
+        DeliveryScope scope = task.scope;
+        if (scope != null) {
+            scope.outcome(outcome);
+        }
         if (transactions != null) {
             transactions.enlist(task, outcome, reason, condition, truncate(description));
             return;
@@ -857,12 +897,20 @@ final class SubscriptionRunner {
             lock.unlock();
         }
         long oldest = 0;
+        long oldestClaim = 0;
         long now = System.nanoTime();
         for (DeliveryTask t : inFlight.keySet()) {
             oldest = Math.max(oldest, now - t.receivedNanos);
+            long claimed = t.claimedNanos;
+            if (claimed != 0) {
+                oldestClaim = Math.max(oldestClaim, now - claimed);
+            }
         }
-        return new SubscriptionHealth(name, spec.address(), receiver != null && !stopping, heldNow, creditNow,
-                Duration.ofNanos(oldest));
+        // While the connection is down protonj2 keeps the Receiver object (and re-attaches it after reconnecting),
+        // but the link is not attached then.
+        boolean attached = receiver != null && !stopping && runtime.connected();
+        return new SubscriptionHealth(name, spec.address(), attached, heldNow, creditNow, Duration.ofNanos(oldest),
+                Duration.ofNanos(oldestClaim));
     }
 
     String lastError() {

@@ -1,0 +1,80 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.util.Map;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Outcome;
+import org.slf4j.MDC;
+
+/**
+ * What surrounds one handler call on its worker thread: the message's W3C trace context in the SLF4J MDC, and the
+ * observer's {@link ConsumerObserver.HandlerScope} (an Observation, a span). Opened just before the handler runs;
+ * closed by {@link SubscriptionRunner#process} on the same thread once the delivery's outcome is decided, whatever
+ * happened.
+ */
+final class DeliveryScope {
+
+    /** MDC key: the {@code traceparent} application property as received. */
+    static final String MDC_TRACEPARENT = "traceparent";
+    /** MDC key: the {@code tracestate} application property as received. */
+    static final String MDC_TRACESTATE = "tracestate";
+    /** MDC key: the trace id parsed from {@code traceparent}. */
+    static final String MDC_TRACE_ID = "traceId";
+    /** MDC key: the parent (producer) span id parsed from {@code traceparent}. */
+    static final String MDC_SPAN_ID = "spanId";
+
+    private final TraceContext trace;
+    private final ConsumerObserver.HandlerScope observed;
+    private volatile Outcome outcome;
+
+    private DeliveryScope(TraceContext trace, ConsumerObserver.HandlerScope observed) {
+        this.trace = trace;
+        this.observed = observed;
+    }
+
+    /**
+     * @param observer a {@link SafeObserver} (never throws)
+     * @return a scope, or null when there is neither trace context nor an observer scope
+     */
+    static DeliveryScope open(TraceContext trace, ConsumerObserver observer, String subscription, String address,
+                             Map<String, Object> properties) {
+        if (trace != null) {
+            MDC.put(MDC_TRACEPARENT, trace.traceparent());
+            if (trace.tracestate() != null) {
+                MDC.put(MDC_TRACESTATE, trace.tracestate());
+            }
+            MDC.put(MDC_TRACE_ID, trace.traceId());
+            MDC.put(MDC_SPAN_ID, trace.spanId());
+        }
+        ConsumerObserver.HandlerScope observed = observer.handlerStarting(subscription, address, properties);
+        return trace == null && observed == null ? null : new DeliveryScope(trace, observed);
+    }
+
+    void failed(Throwable error) {
+        if (observed != null) {
+            observed.failed(error);
+        }
+    }
+
+    /** Records the outcome decided for the delivery (the first one recorded wins). */
+    void outcome(Outcome decided) {
+        if (outcome == null) {
+            outcome = decided;
+        }
+    }
+
+    /** Closes the observer's scope and removes the MDC keys this scope set. */
+    void close() {
+        try {
+            if (observed != null) {
+                observed.close(outcome);
+            }
+        } finally {
+            if (trace != null) {
+                MDC.remove(MDC_TRACEPARENT);
+                MDC.remove(MDC_TRACESTATE);
+                MDC.remove(MDC_TRACE_ID);
+                MDC.remove(MDC_SPAN_ID);
+            }
+        }
+    }
+}

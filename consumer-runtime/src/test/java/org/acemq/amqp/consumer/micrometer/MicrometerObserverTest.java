@@ -1,0 +1,56 @@
+package org.acemq.amqp.consumer.micrometer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
+import org.junit.jupiter.api.Test;
+
+/** The observer callbacks on their own: tags, common tags, registration on first use. */
+class MicrometerObserverTest {
+
+    @Test
+    void callbacksFeedTheDeclaredMetersWithCommonTags() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerObserver observer = MicrometerObserver.builder(registry)
+                .commonTags(Tags.of("consumer", "billing")).build();
+
+        observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
+        observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
+        observer.settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED);
+        observer.claim("orders", ClaimStatus.IN_PROGRESS);
+        observer.handled("orders", 5_000_000, false);
+        observer.storeCall(StoreOperation.RENEW, 1_000, false);
+        observer.storeBypassed("orders");
+        observer.abandoned("orders");
+        observer.connectionInterrupted(true);
+        observer.connectionInterrupted(false);
+
+        assertThat(registry.get("acemq.consumer.deliveries").tags("consumer", "billing", "subscription", "orders",
+                "outcome", "rejected", "reason", "poison").counter().count()).isEqualTo(2);
+        assertThat(registry.get("acemq.consumer.poison").tags("consumer", "billing").counter().count()).isEqualTo(2);
+        assertThat(registry.get("acemq.consumer.claims").tags("result", "in_progress").counter().count())
+                .isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.claims").counters()).hasSize(4); // all results, from the start
+        assertThat(registry.get("acemq.consumer.handler.duration").tags("result", "failure").timer()
+                .totalTime(TimeUnit.MILLISECONDS)).isEqualTo(5);
+        assertThat(registry.get("acemq.store.errors").tags("operation", "renew").counter().count()).isEqualTo(1);
+        assertThat(registry.get("acemq.store.errors").counters()).hasSize(StoreOperation.values().length);
+        assertThat(registry.get("acemq.consumer.store.bypassed").counter().count()).isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.abandoned").counter().count()).isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.connection.interruptions").counter().count()).isEqualTo(1);
+        // only the (outcome, reason) pairs that occurred exist
+        assertThat(registry.get("acemq.consumer.deliveries").counters()).hasSize(2);
+        // every meter carries the common tag
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("consumer")).isEqualTo("billing"));
+        // every registered name is declared
+        assertThat(registry.getMeters()).allSatisfy(m -> assertThat(
+                java.util.Arrays.stream(AcemqMeter.values()).map(AcemqMeter::meterName))
+                .contains(m.getId().getName()));
+    }
+}
