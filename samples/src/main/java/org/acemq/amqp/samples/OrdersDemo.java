@@ -418,8 +418,7 @@ public final class OrdersDemo {
     private static String consumeLine(Workload w, Effects effects, DemoObserver o, long start) {
         double seconds = Math.max(1e-3, (System.nanoTime() - start) / 1e9);
         return String.format(Locale.ROOT,
-                " consuming %s/%s settled | %s orders applied | %s duplicates absorbed | %s retried"
-                        + " | %s dead-lettered | %s msg/s",
+                " %s/%s settled: %s applied, %s dup, %s retried, %s DLQ, %s msg/s",
                 num(o.finallySettled()), num(w.published()), num(effects.done()), num(o.settled(SettleReason.DUPLICATE)),
                 num(o.settled(SettleReason.FAILED)), num(o.settled(SettleReason.POISON)),
                 num(Math.round(o.finallySettled() / seconds)));

@@ -3,7 +3,8 @@ package org.acemq.amqp.samples;
 import java.io.PrintStream;
 
 /**
- * A live progress line. On a terminal it is rewritten in place (carriage return) at most four times a second;
+ * A live progress line. On a terminal it is rewritten in place (carriage return) at most four times a second and
+ * cut to 79 columns;
  * otherwise (output piped or captured) a plain line is printed at most once a second. Not thread-safe: one thread
  * drives it.
  */
@@ -11,6 +12,7 @@ final class Progress {
 
     private static final long TTY_INTERVAL_NANOS = 250_000_000L;
     private static final long PLAIN_INTERVAL_NANOS = 1_000_000_000L;
+    private static final int MAX_WIDTH = 79;
 
     private final PrintStream out;
     private final boolean tty;
@@ -37,9 +39,12 @@ final class Progress {
         }
         lastPrintNanos = now;
         if (tty) {
-            int pad = Math.max(0, lastLength - line.length());
-            out.print("\r" + line + " ".repeat(pad));
-            lastLength = line.length();
+            // stay within one 80-column row (a wrapped line cannot be redrawn), and leave the cursor at column 0
+            // so that a log line printed meanwhile overwrites the progress instead of being glued to its end
+            String shown = line.length() > MAX_WIDTH ? line.substring(0, MAX_WIDTH) : line;
+            int pad = Math.max(0, lastLength - shown.length());
+            out.print("\r" + shown + " ".repeat(pad) + "\r");
+            lastLength = shown.length();
             pending = true;
         } else {
             out.println(line);
