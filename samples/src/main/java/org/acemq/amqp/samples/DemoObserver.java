@@ -15,7 +15,7 @@ import org.acemq.amqp.consumer.SettleReason;
 final class DemoObserver implements ConsumerObserver {
 
     private final Map<SettleReason, LongAdder> settled = new EnumMap<>(SettleReason.class);
-    private final LongAdder final_ = new LongAdder();
+    private final LongAdder finallySettled = new LongAdder();
     private final LongAdder abandoned = new LongAdder();
     private final LongAdder interruptions = new LongAdder();
     private volatile long lastFinalNanos;
@@ -30,7 +30,7 @@ final class DemoObserver implements ConsumerObserver {
     public void settled(String subscription, Outcome outcome, SettleReason reason) {
         settled.get(reason).increment();
         if (outcome == Outcome.ACCEPTED || outcome == Outcome.REJECTED) {
-            final_.increment();
+            finallySettled.increment();
             lastFinalNanos = System.nanoTime();
         }
     }
@@ -53,7 +53,7 @@ final class DemoObserver implements ConsumerObserver {
 
     /** @return deliveries settled for good: accepted (processed or duplicate) or rejected (dead-lettered) */
     long finallySettled() {
-        return final_.sum();
+        return finallySettled.sum();
     }
 
     /** @return {@link System#nanoTime()} of the last final settlement, 0 if none */
