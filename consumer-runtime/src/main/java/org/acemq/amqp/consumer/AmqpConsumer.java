@@ -10,6 +10,7 @@ import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.internal.ConsumerRuntime;
+import org.acemq.amqp.consumer.internal.HeartbeatScheduler;
 import org.acemq.amqp.consumer.internal.RuntimeConfig;
 
 /**
@@ -114,6 +115,7 @@ public final class AmqpConsumer implements AutoCloseable {
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
         private int maxInFlightPerConnection;
         private String name = "acemq";
+        private HeartbeatScheduler heartbeats;
 
         private Builder() {
         }
@@ -254,6 +256,12 @@ public final class AmqpConsumer implements AutoCloseable {
             return this;
         }
 
+        /** Tests only (package-private): run lease heartbeats on {@code scheduler} instead of a timer. */
+        Builder heartbeatScheduler(HeartbeatScheduler scheduler) {
+            this.heartbeats = scheduler;
+            return this;
+        }
+
         /**
          * Validates the settings, connects, attaches every subscription and starts consuming.
          *
@@ -281,7 +289,7 @@ public final class AmqpConsumer implements AutoCloseable {
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmAttempts, storeRetryDelay,
                     maxStoreRetryDelay, maxInFlightPerConnection);
-            ConsumerRuntime runtime = new ConsumerRuntime(config);
+            ConsumerRuntime runtime = new ConsumerRuntime(config, heartbeats);
             runtime.start();
             return new AmqpConsumer(runtime);
         }

@@ -48,6 +48,7 @@ public final class ConsumerRuntime {
     private final StoreGate gate;
     private final SharedBudget budget;
     private final ScheduledThreadPoolExecutor scheduler;
+    private final HeartbeatScheduler heartbeats;
     private final AtomicLong connectionGeneration = new AtomicLong();
     private final AtomicInteger wakeCursor = new AtomicInteger();
     private final List<SubscriptionRunner> runners = new ArrayList<>();
@@ -63,7 +64,16 @@ public final class ConsumerRuntime {
 
     /** @param config validated settings */
     public ConsumerRuntime(RuntimeConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * @param config validated settings
+     * @param heartbeats runs lease heartbeats instead of the runtime's scheduler (tests), or null
+     */
+    public ConsumerRuntime(RuntimeConfig config, HeartbeatScheduler heartbeats) {
         this.config = config;
+        this.heartbeats = heartbeats;
         this.observer = new SafeObserver(config.observer());
         this.store = new StoreAccess(config.store(), observer);
         this.budget = new SharedBudget(config.maxInFlightPerConnection());
@@ -378,6 +388,9 @@ public final class ConsumerRuntime {
     }
 
     ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long periodMillis) {
+        if (heartbeats != null) {
+            return heartbeats.scheduleAtFixedRate(task, Duration.ofMillis(periodMillis));
+        }
         return scheduler.scheduleAtFixedRate(task, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
     }
 

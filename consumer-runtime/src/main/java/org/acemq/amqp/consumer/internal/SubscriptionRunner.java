@@ -661,7 +661,13 @@ final class SubscriptionRunner {
             return null;
         }
         long period = Math.max(1, lease.toMillis() / 3);
-        return runtime.scheduleAtFixedRate(() -> {
+        java.util.concurrent.atomic.AtomicReference<ScheduledFuture<?>> self =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        ScheduledFuture<?> future = runtime.scheduleAtFixedRate(() -> {
+            ScheduledFuture<?> me = self.get();
+            if (me != null && me.isCancelled()) {
+                throw new java.util.concurrent.CancellationException("handler returned"); // a beat already due
+            }
             boolean keep;
             try {
                 keep = runtime.store().renew(claim);
@@ -671,10 +677,17 @@ final class SubscriptionRunner {
                 keep = true;
             }
             if (!keep) {
-                LOG.warn("Subscription '{}': lease on {} was lost while its handler ran", name, claim.messageId());
+                if (me == null || !me.isCancelled()) {
+                    // not when the handler has just returned: its confirm (or a transactional handler's own
+                    // confirm) ended the lease, and that is no loss
+                    LOG.warn("Subscription '{}': lease on {} was lost while its handler ran", name,
+                            claim.messageId());
+                }
                 throw new java.util.concurrent.CancellationException("lease lost"); // ends the periodic renewal
             }
         }, period);
+        self.set(future);
+        return future;
     }
 
     private void confirm(Claim claim) {

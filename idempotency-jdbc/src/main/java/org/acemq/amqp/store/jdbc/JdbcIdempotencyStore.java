@@ -305,14 +305,64 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
                 ps.setObject(1, owner);
                 ps.setInt(2, claim.attempt());
-                ps.setString(3, messageId);
-                ps.setString(4, messageId);
-                ps.setInt(5, claim.attempt());
+                ps.setObject(3, owner);
+                ps.setInt(4, claim.attempt());
+                ps.setString(5, messageId);
+                ps.setString(6, messageId);
+                ps.setInt(7, claim.attempt());
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next() && rs.getBoolean(1) && claim.claimed();
                 }
             }
         });
+    }
+
+    /** What {@link #confirmInTransaction} found. */
+    enum TransactionalConfirm {
+        /** Completion recorded in the caller's transaction, and the claim still held its lease. */
+        CONFIRMED,
+        /** Completion recorded in the caller's transaction, although the lease had lapsed or been taken over. */
+        CONFIRMED_LEASE_LOST,
+        /** The id is already confirmed by a transaction that committed first: the caller must roll back. */
+        ALREADY_CONFIRMED
+    }
+
+    /**
+     * Records the completion of {@code claim} in the caller's open transaction on {@code connection}, for
+     * {@link JdbcTransactionalHandler}. Nothing is committed or rolled back here. The row stays locked until the
+     * caller ends the transaction; a concurrent confirm of the same id waits for that and then sees the outcome,
+     * so of any number of transactions confirming one id at most one commits a {@code CONFIRMED*} answer.
+     *
+     * @param connection a connection with auto-commit off, inside the caller's transaction
+     * @param claim the claim the work was done under (owner: this store's)
+     * @return whether this transaction recorded the completion, or must roll back
+     * @throws SQLException as the driver throws it; the caller then rolls back
+     */
+    TransactionalConfirm confirmInTransaction(Connection connection, Claim claim) throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        Objects.requireNonNull(claim, "claim must not be null");
+        String messageId = MessageIds.requireValid(claim.messageId());
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException("confirmInTransaction needs a connection with auto-commit off");
+        }
+        try (PreparedStatement ps = connection.prepareStatement(sql.confirmInTransaction)) {
+            ps.setObject(1, owner);
+            ps.setInt(2, claim.attempt());
+            ps.setString(3, messageId);
+            ps.setString(4, messageId);
+            ps.setObject(5, owner);
+            ps.setInt(6, claim.attempt());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("confirmInTransaction returned no row");
+                }
+                if (!rs.getBoolean(1)) {
+                    return TransactionalConfirm.ALREADY_CONFIRMED;
+                }
+                return rs.getBoolean(2) && claim.claimed() ? TransactionalConfirm.CONFIRMED
+                        : TransactionalConfirm.CONFIRMED_LEASE_LOST;
+            }
+        }
     }
 
     @Override

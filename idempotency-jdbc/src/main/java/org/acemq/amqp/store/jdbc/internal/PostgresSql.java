@@ -36,6 +36,7 @@ public final class PostgresSql {
     public final String acquire;
     public final String confirm;
     public final String confirmClaim;
+    public final String confirmInTransaction;
     public final String renew;
     public final String releaseClaim;
     public final String releaseOwned;
@@ -88,19 +89,49 @@ public final class PostgresSql {
                 + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END";
         this.confirm = confirmUpsert + "VALUES (?, 1, NULL, ?, NULL, " + retained + ")\n" + confirmConflict;
 
-        // Parameters: 1 owner, 2 attempt, 3 id, 4 id, 5 attempt. Returns one boolean: whether the lease was still
-        // held. The CTE "prior" locks the current row (FOR UPDATE waits for a concurrent writer and then reads the
-        // latest version) and decides; the upsert selects from "prior", which makes PostgreSQL evaluate it before
-        // the row is changed. CTEs with FOR UPDATE are always materialised, so both readers see the same row.
+        // Parameters: 1 owner, 2 attempt, 3 owner, 4 attempt, 5 id, 6 id, 7 attempt. Returns one boolean: whether
+        // the lease was still held, or the id was already confirmed in a transaction by this very claim (see
+        // confirmInTransaction: such a row keeps owner and attempt, and is then left alone, so the runtime's
+        // confirm after a transactional handler is quiet and writes nothing). The CTE "prior" locks the current row
+        // (FOR UPDATE waits for a concurrent writer and then reads the latest version) and decides; the upsert
+        // selects from "prior", which makes PostgreSQL evaluate it before the row is changed. CTEs with FOR UPDATE
+        // are always materialised, so both readers see the same row.
         this.confirmClaim = "WITH prior AS (\n"
-                + "  SELECT (state = 0 AND owner = ? AND attempts = ? AND lease_until > now()) AS held\n"
+                + "  SELECT (state = 0 AND owner = ? AND attempts = ? AND lease_until > now())\n"
+                + "      OR (state = 1 AND owner = ? AND attempts = ? AND expires_at > now()) AS held\n"
                 + "    FROM " + t + " WHERE id = ? FOR UPDATE),\n"
                 + "confirmed AS (\n"
                 + "  " + confirmUpsert
                 + "  SELECT ?, 1, NULL::uuid, ?, NULL::timestamptz, " + retained
                 + " FROM (SELECT count(*) FROM prior) AS prior_first\n"
-                + "  " + confirmConflict + ")\n"
+                + "  " + confirmConflict + "\n"
+                + "   WHERE NOT (t.state = 1 AND t.owner IS NOT NULL AND t.expires_at > now()))\n"
                 + "SELECT coalesce((SELECT held FROM prior), false)";
+
+        // Runs inside the caller's transaction (JdbcTransactionalHandler), after the handler's own work and before
+        // its commit. Parameters: 1 owner, 2 attempt, 3 id, 4 id, 5 owner, 6 attempt. Returns one row of two
+        // booleans: (won, held). won: this transaction recorded the completion; false when the id is already
+        // confirmed (by another transaction that committed first), and the caller must then roll back its work.
+        // The upsert's WHERE is evaluated by ON CONFLICT on the latest row version after waiting for its lock, so of
+        // two transactions confirming the same id, the second waits for the first; if the first commits, the second
+        // sees a confirmed row and does not win; if it rolls back, the second wins. At most one commits a win.
+        // held: the claim (owner, attempt) still held a live lease. The confirmed row keeps owner and attempt as a
+        // marker of the transactional confirm. statement_timestamp(), not now(): now() is the start of the
+        // caller's transaction, which may be long before this statement.
+        String ts = "statement_timestamp()";
+        this.confirmInTransaction = "WITH prior AS (\n"
+                + "  SELECT (state = 0 AND owner = ? AND attempts = ? AND lease_until > " + ts + ") AS held\n"
+                + "    FROM " + t + " WHERE id = ? FOR UPDATE),\n"
+                + "confirmed AS (\n"
+                + "  " + confirmUpsert
+                + "  SELECT ?, 1, ?::uuid, ?, NULL::timestamptz, " + ts + " + " + retentionIv
+                + " FROM (SELECT count(*) FROM prior) AS prior_first\n"
+                + "  ON CONFLICT (id) DO UPDATE\n"
+                + "     SET state = 1, owner = excluded.owner, lease_until = NULL, expires_at = excluded.expires_at,\n"
+                + "         attempts = CASE WHEN t.expires_at <= " + ts + " THEN excluded.attempts ELSE t.attempts END\n"
+                + "   WHERE NOT (t.state = 1 AND t.expires_at > " + ts + ")\n"
+                + "  RETURNING 1)\n"
+                + "SELECT EXISTS (SELECT 1 FROM confirmed), coalesce((SELECT held FROM prior), false)";
 
         // Parameters: 1 id, 2 owner, 3 attempt. Fenced by (owner, attempt): only the very lease named by the claim,
         // and only while it has not run out.
