@@ -317,9 +317,9 @@ final class SubscriptionRunner {
             tryGrant();
         } catch (ClientException e) {
             lastError = "link: " + Errors.describe(e);
+            reattachDelayMillis = Math.min(reattachDelayMillis * 2, MAX_REATTACH_DELAY.toMillis());
             LOG.warn("Re-attaching subscription '{}' failed: {}; next try in {} ms", name, lastError,
                     reattachDelayMillis);
-            reattachDelayMillis = Math.min(reattachDelayMillis * 2, MAX_REATTACH_DELAY.toMillis());
         }
     }
 
@@ -583,8 +583,13 @@ final class SubscriptionRunner {
         try {
             if (!task.delivery.remoteSettled()) {
                 // The broker did not honour snd-settle-mode=settled. Settle it ourselves rather than leave it
-                // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way.
-                task.delivery.accept();
+                // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way. Through the
+                // generation check: after a reconnect protonj2 would drop this accept silently while reporting it
+                // settled, and the broker will redeliver the message (the store absorbs it).
+                if (!sendDisposition(task, Outcome.ACCEPTED, null, null)) {
+                    observer.abandoned(name);
+                    return;
+                }
             }
             observer.settled(name, Outcome.ACCEPTED, reason);
         } catch (ClientException e) {
@@ -718,7 +723,7 @@ final class SubscriptionRunner {
      * @return whether the disposition was handed to a live link
      */
     boolean sendDisposition(DeliveryTask task, Outcome outcome, String condition, String description) {
-        if (task.connectionGeneration != runtime.connectionGeneration() || task.linkGeneration != linkGeneration) {
+        if (!isCurrent(task)) {
             return false;
         }
         try {
@@ -734,6 +739,18 @@ final class SubscriptionRunner {
             return false;
         }
         return task.connectionGeneration == runtime.connectionGeneration();
+    }
+
+    /** @return whether the delivery arrived on the link and connection that are current now */
+    boolean isCurrent(DeliveryTask task) {
+        return task.connectionGeneration == runtime.connectionGeneration() && task.linkGeneration == linkGeneration;
+    }
+
+    /** Called from the connection's interruptedHandler. */
+    void connectionInterrupted() {
+        if (transactions != null) {
+            transactions.connectionInterrupted();
+        }
     }
 
     void finishedAfterCommit(DeliveryTask task) {
