@@ -7,7 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
@@ -188,6 +190,67 @@ class WireAtMostOnceTest {
                 ScriptedPeer.expectGracefulClose(peer, 2, BUDGET - 2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Proves that at close, deliveries already received but not yet started are HANDLED in at-most-once mode: the
+     * broker settled them when it sent them, so "releasing" them (as the other modes do) sends nothing and loses
+     * them while reporting RELEASED. Both messages run, both are reported PROCESSED, no disposition. (Seed 000.)
+     */
+    @Test
+    void receivedButUnstartedDeliveriesAreHandledAtCloseNotReleased() throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        RecordingObserver observer = new RecordingObserver();
+        CountDownLatch firstEntered = new CountDownLatch(1);
+        CountDownLatch releaseFirst = new CountDownLatch(1);
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().withSenderSettleModeSettled().respond();
+            peer.expectFlow().withLinkCredit(BUDGET);
+            transfer(peer, 0, "evt-1", "one", true);
+            transfer(peer, 1, "evt-2", "two", true);
+            peer.start();
+
+            AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).build())
+                    .store(InMemoryIdempotencyStore.ofDefaults())
+                    .observer(observer)
+                    .creditCheckInterval(Duration.ofMinutes(1))
+                    .subscribe(atMostOnce("events", e -> {
+                        handled.add(e.body(String.class));
+                        if ("one".equals(e.body(String.class))) {
+                            firstEntered.countDown();
+                            releaseFirst.await();
+                        }
+                    }))
+                    .start();
+            CompletableFuture<Void> closing = null;
+            try {
+                assertThat(firstEntered.await(5, TimeUnit.SECONDS)).isTrue();
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> consumer.health().subscriptions().get(0).inFlight() == 2);
+
+                peer.expectFlow().withDrain(true).withLinkCredit(BUDGET - 2).withDeliveryCount(2)
+                        .respond().withDrain(true).withLinkCredit(0).withDeliveryCount(BUDGET);
+                closing = CompletableFuture.runAsync(consumer::close);
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+
+                peer.expectDetach().respond();
+                peer.expectEnd().respond();
+                peer.expectClose().respond();
+                releaseFirst.countDown();
+                closing.get(10, TimeUnit.SECONDS);
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+            } finally {
+                releaseFirst.countDown();
+                if (closing == null) {
+                    consumer.close();
+                }
+            }
+            assertThat(handled).containsExactly("one", "two");
+            assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
+            assertThat(observer.settled).hasSize(2);
         }
     }
 }

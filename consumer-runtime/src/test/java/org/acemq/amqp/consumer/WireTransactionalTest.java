@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -272,6 +273,66 @@ class WireTransactionalTest {
                 expectTransactionalClose(peer, 4, BUDGET - 4, TXN3);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Proves a delivery that arrives during the close's drain is released INSIDE the open transaction
+     * (TransactionalState(txn, Released)) and, like every transactional outcome, reported only after the discharge
+     * is answered (AMQ-5456); before, it was reported RELEASED at once, ahead of the commit. (Seed 001.)
+     */
+    @Test
+    void deliveryArrivingDuringTheCloseDrainIsReleasedInTheTransactionAndReportedAfterTheDischarge()
+            throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        RecordingObserver observer = new RecordingObserver();
+        AtomicLong dischargeId = new AtomicLong(-1);
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectStartWithTransaction(peer, TXN1);
+            transfer(peer, 0, "ord-1", "one", false);
+            expectTransactionalAccept(peer, TXN1);
+            peer.start();
+
+            AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).build())
+                    .store(InMemoryIdempotencyStore.ofDefaults())
+                    .observer(observer)
+                    .creditCheckInterval(Duration.ofMinutes(1))
+                    .subscribe(transactional(e -> handled.add(e.body(String.class)), 10, Duration.ofMinutes(1)))
+                    .start();
+            CompletableFuture<Void> closing = null;
+            try {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                assertThat(handled).containsExactly("one");
+
+                // The close's drain: the broker sends one more message before it answers the drain.
+                peer.expectFlow().withHandle(0).withDrain(true).withLinkCredit(BUDGET - 1).withDeliveryCount(1);
+                transfer(peer, 1, "ord-2", "two", false);
+                peer.remoteFlow().withHandle(0).withDrain(true).withLinkCredit(0).withDeliveryCount(BUDGET).queue();
+                peer.expectDisposition().withSettled(true).withState().transactional().withTxnId(TXN1)
+                        .withReleased();
+                peer.expectDischarge().withFail(false).withTxnId(TXN1)
+                        .withCapture(t -> dischargeId.set(t.getDeliveryId().longValue()));
+                closing = CompletableFuture.runAsync(consumer::close);
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
+                        .until(() -> observer.settled.isEmpty());
+
+                peer.expectDetach().respond();
+                peer.expectEnd().respond();
+                peer.expectClose().respond();
+                answerDischarge(peer, dischargeId.get());
+                closing.get(10, TimeUnit.SECONDS);
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+            } finally {
+                if (closing == null) {
+                    consumer.close();
+                }
+            }
+            assertThat(handled).containsExactly("one");
+            assertThat(observer.settled).containsExactlyInAnyOrder(
+                    new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED),
+                    new RecordingObserver.Settled("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
         }
     }
 }

@@ -218,6 +218,11 @@ final class SubscriptionRunner {
     }
 
     private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
+        workers.execute(take(delivery));
+    }
+
+    /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
+    private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
         lock.lock();
         try {
             credit = Math.max(0, credit - 1);
@@ -227,7 +232,7 @@ final class SubscriptionRunner {
         }
         DeliveryTask task = new DeliveryTask(this, delivery, runtime.connectionGeneration(), linkGeneration);
         inFlight.put(task, Boolean.TRUE);
-        workers.execute(task);
+        return task;
     }
 
     /**
@@ -385,7 +390,8 @@ final class SubscriptionRunner {
 
     void process(DeliveryTask task) {
         try {
-            if (stopping) {
+            // At-most-once deliveries arrive settled: they cannot go back, so even while stopping they are handled.
+            if (stopping && spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
                 settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
                 return;
             }
@@ -794,17 +800,14 @@ final class SubscriptionRunner {
         try {
             org.apache.qpid.protonj2.client.Delivery d;
             while ((d = r.tryReceive()) != null) {
-                lock.lock();
-                try {
-                    credit = Math.max(0, credit - 1);
-                } finally {
-                    lock.unlock();
-                }
-                try {
-                    d.release();
-                    observer.settled(name, Outcome.RELEASED, SettleReason.SHUTDOWN);
-                } catch (ClientException e) {
-                    observer.abandoned(name);
+                // Through the normal path: a TRANSACTIONAL release is enlisted and reported only after the
+                // discharge (AMQ-5456), and an AT_MOST_ONCE delivery, already settled by the broker, is handled
+                // rather than "released" (which would send nothing and lose it).
+                DeliveryTask task = take(d);
+                if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+                    workers.execute(task);
+                } else {
+                    settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
                 }
             }
         } catch (ClientException e) {
