@@ -79,8 +79,9 @@ public final class AmqpConsumer implements AutoCloseable {
 
     /**
      * Stops gracefully within the configured shutdown timeout: stops granting credit and drains the links, releases
-     * deliveries that were received but not started, lets running handlers finish and settles them, then closes the
-     * connection. Idempotent.
+     * deliveries that were received but not started (in {@link AcknowledgementMode#AT_MOST_ONCE}, where they are
+     * already settled and cannot go back, it handles them instead), lets running handlers finish and settles them,
+     * then closes the connection. Idempotent.
      */
     @Override
     public void close() {

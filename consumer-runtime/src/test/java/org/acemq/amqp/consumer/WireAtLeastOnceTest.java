@@ -79,4 +79,44 @@ class WireAtLeastOnceTest {
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
         }
     }
+
+    /**
+     * Proves the close gives back, with a plain {@code released} (which brokers do not count as a failed attempt,
+     * matching the attach's chosen default outcome), a delivery that arrived during the final drain and never
+     * reached a handler; it is reported RELEASED/SHUTDOWN and the handler never sees it.
+     */
+    @Test
+    void deliveryArrivingDuringTheCloseDrainIsReleasedNotModified() throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        RecordingObserver observer = new RecordingObserver();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(20);
+            peer.start();
+
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).build())
+                    .store(InMemoryIdempotencyStore.ofDefaults())
+                    .observer(observer)
+                    .creditCheckInterval(Duration.ofMinutes(1))
+                    .subscribe(Subscription.builder("orders", e -> handled.add(e.body(String.class)))
+                            .concurrency(1).prefetch(19).build())
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                peer.expectFlow().withDrain(true).withLinkCredit(20).withDeliveryCount(0);
+                peer.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
+                        .withMessageFormat(0).withPayload(encoded("order-1", "late")).queue();
+                peer.remoteFlow().withDrain(true).withLinkCredit(0).withDeliveryCount(20).queue();
+                peer.expectDisposition().withFirst(0).withSettled(true).withState().released();
+                peer.expectDetach().respond();
+                peer.expectEnd().respond();
+                peer.expectClose().respond();
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+            assertThat(handled).isEmpty();
+            assertThat(observer.settled).containsExactly(
+                    new RecordingObserver.Settled("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
+        }
+    }
 }

@@ -206,6 +206,9 @@ public final class ConsumerRuntime {
         LOG.warn("Consumer '{}' lost its connection ({}); reconnecting. Deliveries in hand will not be settled; the "
                 + "broker redelivers them and the store absorbs the copies", config.name(), lastError);
         observer.connectionInterrupted(true);
+        for (SubscriptionRunner r : runners) {
+            r.connectionInterrupted();
+        }
     }
 
     private void onReconnected() {

@@ -218,23 +218,26 @@ final class SubscriptionRunner {
     }
 
     private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
-        boolean creditExhausted;
+        workers.execute(take(delivery));
+        if (!creditOutstanding()) {
+            // Free slots below the top-up threshold are granted as soon as no credit is left, not only when the next
+            // delivery finishes.
+            tryGrant();
+        }
+    }
+
+    /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
+    private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
         lock.lock();
         try {
             credit = Math.max(0, credit - 1);
             held++;
-            creditExhausted = credit == 0;
         } finally {
             lock.unlock();
         }
         DeliveryTask task = new DeliveryTask(this, delivery, runtime.connectionGeneration(), linkGeneration);
         inFlight.put(task, Boolean.TRUE);
-        workers.execute(task);
-        if (creditExhausted) {
-            // Free slots below the top-up threshold are granted as soon as no credit is left, not only when the next
-            // delivery finishes.
-            tryGrant();
-        }
+        return task;
     }
 
     /**
@@ -324,9 +327,9 @@ final class SubscriptionRunner {
             tryGrant();
         } catch (ClientException e) {
             lastError = "link: " + Errors.describe(e);
+            reattachDelayMillis = Math.min(reattachDelayMillis * 2, MAX_REATTACH_DELAY.toMillis());
             LOG.warn("Re-attaching subscription '{}' failed: {}; next try in {} ms", name, lastError,
                     reattachDelayMillis);
-            reattachDelayMillis = Math.min(reattachDelayMillis * 2, MAX_REATTACH_DELAY.toMillis());
         }
     }
 
@@ -393,7 +396,8 @@ final class SubscriptionRunner {
 
     void process(DeliveryTask task) {
         try {
-            if (stopping) {
+            // At-most-once deliveries arrive settled: they cannot go back, so even while stopping they are handled.
+            if (stopping && spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
                 settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
                 return;
             }
@@ -611,8 +615,13 @@ final class SubscriptionRunner {
             }
             if (!task.delivery.remoteSettled()) {
                 // The broker did not honour snd-settle-mode=settled. Settle it ourselves rather than leave it
-                // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way.
-                task.delivery.accept();
+                // acquired for ever (the QPID-8345 failure): at-most-once means it is done either way. Through the
+                // generation check: after a reconnect protonj2 would drop this accept silently while reporting it
+                // settled, and the broker will redeliver the message (the store absorbs it).
+                if (!sendDisposition(task, Outcome.ACCEPTED, null, null)) {
+                    observer.abandoned(name);
+                    return;
+                }
             }
             observer.settled(name, Outcome.ACCEPTED, reason);
         } catch (ClientException e) {
@@ -778,7 +787,7 @@ final class SubscriptionRunner {
      * @return whether the disposition was handed to a live link
      */
     boolean sendDisposition(DeliveryTask task, Outcome outcome, String condition, String description) {
-        if (task.connectionGeneration != runtime.connectionGeneration() || task.linkGeneration != linkGeneration) {
+        if (!isCurrent(task)) {
             return false;
         }
         try {
@@ -794,6 +803,18 @@ final class SubscriptionRunner {
             return false;
         }
         return task.connectionGeneration == runtime.connectionGeneration();
+    }
+
+    /** @return whether the delivery arrived on the link and connection that are current now */
+    boolean isCurrent(DeliveryTask task) {
+        return task.connectionGeneration == runtime.connectionGeneration() && task.linkGeneration == linkGeneration;
+    }
+
+    /** Called from the connection's interruptedHandler. */
+    void connectionInterrupted() {
+        if (transactions != null) {
+            transactions.connectionInterrupted();
+        }
     }
 
     void finishedAfterCommit(DeliveryTask task) {
@@ -837,17 +858,14 @@ final class SubscriptionRunner {
         try {
             org.apache.qpid.protonj2.client.Delivery d;
             while ((d = r.tryReceive()) != null) {
-                lock.lock();
-                try {
-                    credit = Math.max(0, credit - 1);
-                } finally {
-                    lock.unlock();
-                }
-                try {
-                    d.release();
-                    observer.settled(name, Outcome.RELEASED, SettleReason.SHUTDOWN);
-                } catch (ClientException e) {
-                    observer.abandoned(name);
+                // Through the normal path: a TRANSACTIONAL release is enlisted and reported only after the
+                // discharge (AMQ-5456), and an AT_MOST_ONCE delivery, already settled by the broker, is handled
+                // rather than "released" (which would send nothing and lose it).
+                DeliveryTask task = take(d);
+                if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+                    workers.execute(task);
+                } else {
+                    settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
                 }
             }
         } catch (ClientException e) {

@@ -21,6 +21,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Dispositions take the read lock and the commit takes the write lock, so no disposition can slip out between a
  * discharge and the next declare, where protonj2 would send it as a plain, settled outcome.
+ *
+ * <p>A transaction dies with its connection. protonj2 nevertheless keeps it "declared" across a reconnect and would
+ * send the next outcomes as {@code TransactionalState(stale txn-id, ...)} on the new connection, and it refuses to
+ * declare a new one. So a connection interruption marks the transaction stale: its deliveries are reported
+ * abandoned, it is rolled back locally, and the first delivery settled on the new connection declares a new one.
  */
 final class TransactionBatcher {
 
@@ -39,6 +44,7 @@ final class TransactionBatcher {
     private long firstPendingNanos;
     private volatile boolean active;
     private volatile boolean stopped;
+    private volatile boolean stale;
     private Thread committer;
 
     TransactionBatcher(SubscriptionRunner runner, Session session, int batchSize, Duration batchTime,
@@ -59,7 +65,13 @@ final class TransactionBatcher {
     }
 
     void enlist(DeliveryTask task, Outcome outcome, SettleReason reason, String condition, String description) {
-        if (!active) {
+        if (!runner.isCurrent(task)) {
+            // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
+            observer.abandoned(runner.name);
+            runner.finishedAfterCommit(task);
+            return;
+        }
+        if (!active || stale) {
             ensureTransaction();
         }
         lock.readLock().lock();
@@ -96,9 +108,17 @@ final class TransactionBatcher {
         }
     }
 
+    /** The connection was interrupted: the declared transaction is gone on the broker side. */
+    void connectionInterrupted() {
+        stale = true;
+    }
+
     private void ensureTransaction() {
         lock.writeLock().lock();
         try {
+            if (stale) {
+                discardStaleTransaction();
+            }
             if (!active && !stopped) {
                 session.beginTransaction();
                 active = true;
@@ -107,6 +127,37 @@ final class TransactionBatcher {
             LOG.warn("Subscription '{}': cannot declare a transaction: {}", runner.name, Errors.describe(e));
         } finally {
             lock.writeLock().unlock();
+        }
+    }
+
+    /**
+     * Write lock held, on the new connection. Abandons what was enlisted in the dead transaction (the broker gives
+     * those messages back; the store absorbs them) and rolls it back locally so that protonj2 lets us declare again.
+     */
+    private void discardStaleTransaction() {
+        stale = false;
+        abandon(drainPending());
+        try {
+            session.rollbackTransaction();
+        } catch (ClientException e) {
+            LOG.debug("Subscription '{}': local rollback of the transaction of the lost connection: {}", runner.name,
+                    Errors.describe(e));
+        }
+        active = false;
+    }
+
+    private List<Pending> drainPending() {
+        synchronized (pending) {
+            List<Pending> batch = new ArrayList<>(pending);
+            pending.clear();
+            return batch;
+        }
+    }
+
+    private void abandon(List<Pending> batch) {
+        for (Pending p : batch) {
+            observer.abandoned(runner.name);
+            runner.finishedAfterCommit(p.task());
         }
     }
 
@@ -140,12 +191,16 @@ final class TransactionBatcher {
     private void commitNow(boolean beginNext) {
         lock.writeLock().lock();
         try {
-            List<Pending> batch;
-            synchronized (pending) {
-                batch = new ArrayList<>(pending);
-                pending.clear();
-            }
+            List<Pending> batch = drainPending();
             if (batch.isEmpty() && beginNext) {
+                return;
+            }
+            if (stale) {
+                // The transaction died with the connection: committing it cannot succeed, and declaring the next
+                // one has to wait for the new connection (the next enlist does it).
+                LOG.warn("Subscription '{}': the transaction of {} deliveries was lost with the connection; the broker "
+                        + "will redeliver them and the store will absorb the copies", runner.name, batch.size());
+                abandon(batch);
                 return;
             }
             boolean committed = false;
