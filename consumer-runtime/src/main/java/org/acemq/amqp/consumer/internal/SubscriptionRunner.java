@@ -351,6 +351,9 @@ final class SubscriptionRunner {
             try {
                 r.addCredit(grant);
                 credit += grant;
+                // Fresh credit is not idle credit: the idle period that triggers a drain starts now, so a drain
+                // never races the broker's first use of a grant (e.g. after a slow attach).
+                lastActivityNanos = System.nanoTime();
             } catch (ClientException e) {
                 runtime.budget().release(grant);
                 resyncRequested = true;
