@@ -131,6 +131,8 @@ class WireAbortedTransferTest {
                 // each completion frees one slot and grants it back: never more than W outstanding
                 peer.expectFlow().withLinkCredit(lessThanOrEqualTo(UnsignedInteger.valueOf(3)));
             }
+            // From here the link is idle with credit: idle drains every 200 ms, answered by the tolerant tail.
+            WireLog tail = WireLog.acceptAnythingThenClose(peer, 200, 1, 1);
             peer.start();
 
             try (AmqpConsumer consumer = AmqpConsumer.builder()
@@ -140,9 +142,7 @@ class WireAbortedTransferTest {
                     .subscribe(Subscription.builder("orders", e -> handled.add(e.body(String.class)))
                             .concurrency(1).prefetch(2).build())
                     .start()) {
-                peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
-                // From here the link is idle with credit: idle drains every 200 ms, answered by the tolerant tail.
-                WireLog tail = WireLog.acceptAnythingThenClose(peer, 200, 1, 1);
+                await().atMost(Duration.ofSeconds(10)).until(() -> handled.size() == 3);
                 assertThat(handled).containsExactly("m-5", "m-6", "m-7");
                 consumer.close();
                 assertThat(tail.flows).allSatisfy(f -> assertThat(f.credit()).isLessThanOrEqualTo(3));

@@ -116,6 +116,9 @@ final class SubscriptionRunner {
     void start() throws ClientException {
         receiver = openReceiver();
         linkGeneration++;
+        // The idle period counts from now, not from construction: a slow attach must not make the dispatcher
+        // drain the link before its first grant.
+        lastActivityNanos = System.nanoTime();
         if (transactions != null) {
             transactions.start();
         }
