@@ -35,7 +35,7 @@ final class WireLog {
     }
 
     /** A disposition frame the peer received. */
-    record DispositionFrame(int channel, long first, long last, boolean settled, Object state) {
+    record DispositionFrame(int channel, long first, long last, boolean settled, Object state, long nanos) {
 
         boolean covers(long deliveryId) {
             return first <= deliveryId && deliveryId <= last;
@@ -100,6 +100,12 @@ final class WireLog {
         return flows.stream().filter(f -> f.handle() == handle && f.drain()).collect(Collectors.toList());
     }
 
+    /** @return every disposition sent for this delivery id on this channel */
+    List<DispositionFrame> dispositions(int channel, long deliveryId) {
+        return dispositions.stream().filter(d -> d.channel() == channel && d.covers(deliveryId))
+                .collect(Collectors.toList());
+    }
+
     /** @return the outcome sent for this delivery id on this channel, or null */
     String outcome(int channel, long deliveryId) {
         return dispositions.stream().filter(d -> d.channel() == channel && d.covers(deliveryId))
@@ -160,7 +166,7 @@ final class WireLog {
             long first = number(disposition.getFirst());
             long last = disposition.getLast() == null ? first : disposition.getLast().longValue();
             dispositions.add(new DispositionFrame(channel, first, last, Boolean.TRUE.equals(disposition.getSettled()),
-                    disposition.getState()));
+                    disposition.getState(), System.nanoTime()));
         }
     }
 }

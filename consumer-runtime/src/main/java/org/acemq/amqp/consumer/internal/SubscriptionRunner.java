@@ -507,9 +507,8 @@ final class SubscriptionRunner {
         }
         releaseQuietly(claim);
         if (spec.isPermanent(failure)) {
-            String condition = failure instanceof PermanentMessageException p ? p.condition()
-                    : PermanentMessageException.DEFAULT_CONDITION;
-            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, permanentCondition(failure),
+                    permanentDescription(failure));
         } else if (claim.attempt() >= spec.maxAttempts()) {
             LOG.warn("Subscription '{}': message {} failed attempt {} of {}; rejecting it", name, key,
                     claim.attempt(), spec.maxAttempts());
@@ -518,6 +517,22 @@ final class SubscriptionRunner {
         } else {
             hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
         }
+    }
+
+    private static String permanentCondition(Throwable failure) {
+        return failure instanceof PermanentMessageException p ? p.condition()
+                : PermanentMessageException.DEFAULT_CONDITION;
+    }
+
+    /**
+     * A {@link PermanentMessageException}'s description goes to the broker as given (its documented contract);
+     * other permanent failure types are described by class and message.
+     */
+    private static String permanentDescription(Throwable failure) {
+        if (failure instanceof PermanentMessageException && failure.getMessage() != null) {
+            return failure.getMessage();
+        }
+        return Errors.describe(failure);
     }
 
     /** FAIL_OPEN with the store down: run the handler without de-duplication. */
@@ -533,9 +548,8 @@ final class SubscriptionRunner {
         if (failure == null) {
             settle(task, Outcome.ACCEPTED, SettleReason.PROCESSED, null, null);
         } else if (spec.isPermanent(failure)) {
-            String condition = failure instanceof PermanentMessageException p ? p.condition()
-                    : PermanentMessageException.DEFAULT_CONDITION;
-            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, permanentCondition(failure),
+                    permanentDescription(failure));
         } else {
             hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
         }
