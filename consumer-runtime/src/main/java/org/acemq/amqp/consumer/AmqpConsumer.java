@@ -115,6 +115,7 @@ public final class AmqpConsumer implements AutoCloseable {
         private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
         private int maxInFlightPerConnection;
+        private int sessionIncomingCapacity;
         private String name = "acemq";
         private HeartbeatScheduler heartbeats;
 
@@ -249,6 +250,22 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
+         * Not API (package-private, for scripted-peer tests): shrinks the protonj2 session incoming capacity so that
+         * a test peer can exhaust the session window with a handful of frames. The advertised window is
+         * {@code bytes / 65536} frames and must be at least 1.
+         *
+         * @param bytes capacity in bytes, a multiple of 64 KiB; 0 for protonj2's default
+         * @return this builder
+         */
+        Builder sessionIncomingCapacity(int bytes) {
+            if (bytes != 0 && bytes < 65536) {
+                throw new IllegalArgumentException("sessionIncomingCapacity must be 0 or >= 65536, but was " + bytes);
+            }
+            this.sessionIncomingCapacity = bytes;
+            return this;
+        }
+
+        /**
          * @param name a name for threads and logs (default "acemq")
          * @return this builder
          */
@@ -289,7 +306,7 @@ public final class AmqpConsumer implements AutoCloseable {
             }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmAttempts, storeRetryDelay,
-                    maxStoreRetryDelay, maxInFlightPerConnection);
+                    maxStoreRetryDelay, maxInFlightPerConnection, sessionIncomingCapacity);
             ConsumerRuntime runtime = new ConsumerRuntime(config, heartbeats);
             runtime.start();
             return new AmqpConsumer(runtime);

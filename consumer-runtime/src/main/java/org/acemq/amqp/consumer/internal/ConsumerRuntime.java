@@ -182,6 +182,9 @@ public final class ConsumerRuntime {
         options.openTimeout(config.connection().openTimeout().toMillis());
         options.requestTimeout(config.connection().requestTimeout().toMillis());
         options.drainTimeout(config.connection().requestTimeout().toMillis());
+        if (config.sessionIncomingCapacity() > 0) {
+            options.incomingCapacity(config.sessionIncomingCapacity());
+        }
         Session session = connection.openSession(options);
         session.openFuture().get(config.connection().openTimeout().toMillis(), TimeUnit.MILLISECONDS);
         sessions.add(session);

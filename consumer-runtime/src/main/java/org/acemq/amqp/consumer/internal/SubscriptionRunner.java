@@ -116,6 +116,9 @@ final class SubscriptionRunner {
     void start() throws ClientException {
         receiver = openReceiver();
         linkGeneration++;
+        // The idle period counts from now, not from construction: a slow attach must not make the dispatcher
+        // drain the link before its first grant.
+        lastActivityNanos = System.nanoTime();
         if (transactions != null) {
             transactions.start();
         }
@@ -361,6 +364,9 @@ final class SubscriptionRunner {
             try {
                 r.addCredit(grant);
                 credit += grant;
+                // Fresh credit is not idle credit: the idle period that triggers a drain starts now, so a drain
+                // never races the broker's first use of a grant (e.g. after a slow attach).
+                lastActivityNanos = System.nanoTime();
             } catch (ClientException e) {
                 runtime.budget().release(grant);
                 resyncRequested = true;
@@ -524,9 +530,8 @@ final class SubscriptionRunner {
         releaseQuietly(claim);
         task.claimedNanos = 0;
         if (spec.isPermanent(failure)) {
-            String condition = failure instanceof PermanentMessageException p ? p.condition()
-                    : PermanentMessageException.DEFAULT_CONDITION;
-            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, permanentCondition(failure),
+                    permanentDescription(failure));
         } else if (claim.attempt() >= spec.maxAttempts()) {
             LOG.warn("Subscription '{}': message {} failed attempt {} of {}; rejecting it", name, key,
                     claim.attempt(), spec.maxAttempts());
@@ -535,6 +540,22 @@ final class SubscriptionRunner {
         } else {
             hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
         }
+    }
+
+    private static String permanentCondition(Throwable failure) {
+        return failure instanceof PermanentMessageException p ? p.condition()
+                : PermanentMessageException.DEFAULT_CONDITION;
+    }
+
+    /**
+     * A {@link PermanentMessageException}'s description goes to the broker as given (its documented contract);
+     * other permanent failure types are described by class and message.
+     */
+    private static String permanentDescription(Throwable failure) {
+        if (failure instanceof PermanentMessageException && failure.getMessage() != null) {
+            return failure.getMessage();
+        }
+        return Errors.describe(failure);
     }
 
     /** FAIL_OPEN with the store down: run the handler without de-duplication. */
@@ -550,9 +571,8 @@ final class SubscriptionRunner {
         if (failure == null) {
             settle(task, Outcome.ACCEPTED, SettleReason.PROCESSED, null, null);
         } else if (spec.isPermanent(failure)) {
-            String condition = failure instanceof PermanentMessageException p ? p.condition()
-                    : PermanentMessageException.DEFAULT_CONDITION;
-            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, condition, Errors.describe(failure));
+            settle(task, Outcome.REJECTED, SettleReason.PERMANENT, permanentCondition(failure),
+                    permanentDescription(failure));
         } else {
             hold(task, spec.retryDelay(), spec.transientFailureOutcome(), SettleReason.FAILED);
         }
