@@ -70,6 +70,7 @@ public final class ReliabilityHarness {
     private HikariDataSource db;
     private final List<ConsumerSlot> slots = new ArrayList<>();
     private volatile boolean stopping;
+    private volatile boolean selfPaused;
     private int published;
     private int publishRetries;
 
@@ -229,7 +230,7 @@ public final class ReliabilityHarness {
 
             int expected = workload.nonPoisonIds().size();
             String dlq = EmbeddedArtemis.deadLetterQueueName(QUEUE);
-            boolean complete = awaitStable(config.timeout(), () -> distinctEffects() >= expected
+            boolean complete = awaitStable(config.timeout(), () -> !selfPaused && distinctEffects() >= expected
                     && brokerCount(dlq) >= workload.poisonIds().size()
                     && brokerCount(QUEUE) == 0 && broker.deliveringCount(QUEUE) == 0);
             note(complete ? "workload complete" : "TIMED OUT waiting for the workload to complete");
@@ -351,10 +352,13 @@ public final class ReliabilityHarness {
                     String stat = Files.readString(Path.of("/proc", String.valueOf(p.pid()), "stat"));
                     char state = stat.charAt(stat.lastIndexOf(')') + 2);
                     if (state == 'T') {
+                        selfPaused = true;
                         note("consumer " + slot.currentId + " stopped itself; SIGCONT in " + 2 * config.leaseMs()
                                 + " ms");
                         Thread.sleep(2 * config.leaseMs());
                         slot.signal("CONT");
+                        Thread.sleep(1_000); // let it finish the paused delivery before the end can be declared
+                        selfPaused = false;
                     }
                 } catch (IOException | RuntimeException e) {
                     // the process just exited
@@ -423,7 +427,7 @@ public final class ReliabilityHarness {
                 note("gave up waiting for " + what + " after " + timeout.toSeconds() + " s");
                 return;
             }
-            Thread.sleep(50);
+            Thread.sleep(100);
         }
     }
 
@@ -616,10 +620,16 @@ public final class ReliabilityHarness {
             for (int i = 0; i < transients; i++) {
                 w.kinds.put(shuffled.get(next++), "transient");
             }
+            // crash keys: normal messages from the first 70 % (by publication order), so that the crashes happen
+            // while the workload runs and their recovery is part of it
+            int early = Math.max(1, c.messages() * 7 / 10);
             for (FaultKind k : c.faults()) {
                 if (!k.timed()) {
                     List<String> keys = new ArrayList<>();
                     for (int r = 0; r < c.repeats(); r++) {
+                        while (Integer.parseInt(shuffled.get(next).substring(6)) >= early) {
+                            next++;
+                        }
                         keys.add(shuffled.get(next++)); // normal messages only
                     }
                     w.crashes.put(k.crashPoint, keys);
