@@ -1,0 +1,213 @@
+package org.acemq.amqp.reliability;
+
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.AmqpConsumer;
+import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+
+/**
+ * One consumer process of the reliability harness (a separate JVM, started and restarted by
+ * {@link ReliabilityHarness}).
+ *
+ * <pre>
+ * java -cp ... org.acemq.amqp.reliability.HarnessConsumer --id c1.0 --broker-port 5672 --jdbc-url jdbc:postgresql://...
+ *      [--user postgres] [--queue orders] [--mode separate|transactional] [--lease-ms 3000] [--concurrency 4]
+ *      [--prefetch 50] [--handler-delay-ms 0] [--max-attempts 5] [--crash after-claim:s:order-1,mid-handler:s:order-9,...]
+ * </pre>
+ *
+ * The handler's work is one row in {@code harness_effects}. Message kinds (application property {@code kind}):
+ * {@code normal}; {@code transient} (throws on attempt 1, succeeds later); {@code poison-permanent} (throws
+ * {@link PermanentMessageException} with condition {@value #POISON_CONDITION}); {@code poison-transient} (always
+ * throws a transient exception, so it ends rejected as {@code acemq:max-attempts-exceeded}). Prints
+ * {@code STARTED <id>} on stdout once consuming; stops gracefully on SIGTERM.
+ */
+public final class HarnessConsumer {
+
+    static final String POISON_CONDITION = "harness:poison";
+
+    private HarnessConsumer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = new HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        String id = opts.getOrDefault("id", "c0.0");
+        int brokerPort = Integer.parseInt(required(opts, "broker-port"));
+        String jdbcUrl = required(opts, "jdbc-url");
+        String user = opts.getOrDefault("user", "postgres");
+        String queue = opts.getOrDefault("queue", "orders");
+        String mode = opts.getOrDefault("mode", "separate");
+        long leaseMs = Long.parseLong(opts.getOrDefault("lease-ms", "3000"));
+        int concurrency = Integer.parseInt(opts.getOrDefault("concurrency", "4"));
+        int prefetch = Integer.parseInt(opts.getOrDefault("prefetch", "50"));
+        long handlerDelayMs = Long.parseLong(opts.getOrDefault("handler-delay-ms", "0"));
+        int maxAttempts = Integer.parseInt(opts.getOrDefault("max-attempts", "5"));
+        Map<CrashPoint, Set<String>> crashes = parseCrashes(opts.getOrDefault("crash", ""));
+
+        HikariDataSource storePool = pool(jdbcUrl, user, "store-" + id, concurrency + 2);
+        HikariDataSource effectsPool = pool(jdbcUrl, user, "effects-" + id, concurrency + 2);
+        JdbcIdempotencyStore jdbcStore = JdbcIdempotencyStore.builder(storePool)
+                .tableName(HarnessDb.STORE_TABLE)
+                .lease(Duration.ofMillis(leaseMs))
+                .retention(Duration.ofHours(24))
+                .build();
+        FaultInjectingStore store = new FaultInjectingStore(jdbcStore, effectsPool, id, crashes);
+
+        MessageHandler handler = switch (mode) {
+            case "separate" -> separateHandler(effectsPool, id, crashes, handlerDelayMs);
+            case "transactional" -> TransactionalMode.handler(effectsPool, storePool, jdbcStore, id, crashes,
+                    handlerDelayMs);
+            default -> throw new IllegalArgumentException("--mode must be separate or transactional, was " + mode);
+        };
+
+        ConsumerObserver observer = new ConsumerObserver() {
+            @Override
+            public void settled(String subscription, Outcome outcome, SettleReason reason) {
+                String key = FaultInjectingStore.CURRENT_KEY.get();
+                if (outcome == Outcome.ACCEPTED && reason == SettleReason.PROCESSED) {
+                    FaultInjectingStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
+                } else if (outcome == Outcome.REJECTED && key != null) {
+                    recordRejection(effectsPool, key, reason, id);
+                }
+            }
+        };
+
+        ConnectionSettings connection = ConnectionSettings.builder("127.0.0.1", brokerPort)
+                .reconnect(true)
+                .reconnectDelay(Duration.ofMillis(100), Duration.ofSeconds(1))
+                .build();
+        Subscription subscription = Subscription.builder(queue, handler)
+                .name("orders")
+                .concurrency(concurrency)
+                .prefetch(prefetch)
+                .maxAttempts(maxAttempts)
+                .inProgressDelay(Duration.ofMillis(200))
+                .build();
+        AmqpConsumer consumer = AmqpConsumer.builder()
+                .name(id)
+                .connection(connection)
+                .store(store)
+                .subscribe(subscription)
+                .observer(observer)
+                .storeRetryDelay(Duration.ofMillis(100), Duration.ofSeconds(1))
+                .shutdownTimeout(Duration.ofSeconds(10))
+                .start();
+        CountDownLatch done = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                consumer.close();
+                storePool.close();
+                effectsPool.close();
+            } finally {
+                done.countDown();
+            }
+        }, "harness-consumer-shutdown"));
+        System.out.println("STARTED " + id);
+        System.out.flush();
+        done.await();
+    }
+
+    private static MessageHandler separateHandler(DataSource effects, String id, Map<CrashPoint, Set<String>> crashes,
+            long handlerDelayMs) {
+        return envelope -> {
+            failIfScripted(envelope, handlerDelayMs);
+            try (Connection c = effects.getConnection()) {
+                HarnessDb.insertEffect(c, envelope.id(), id, envelope.attempt());
+            }
+            FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.MID_HANDLER, envelope.id(), id);
+            FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
+        };
+    }
+
+    /** The scripted behaviour shared by both modes: delay, transient failures, poison. */
+    static void failIfScripted(Envelope envelope, long handlerDelayMs) throws Exception {
+        if (handlerDelayMs > 0) {
+            Thread.sleep(handlerDelayMs);
+        }
+        Object kind = envelope.applicationProperties().get("kind");
+        if ("poison-permanent".equals(kind)) {
+            throw new PermanentMessageException(POISON_CONDITION, "poison message " + envelope.id(), null);
+        }
+        if ("poison-transient".equals(kind)) {
+            throw new IllegalStateException("poison message " + envelope.id() + " fails on every attempt");
+        }
+        if ("transient".equals(kind) && envelope.attempt() == 1) {
+            throw new IllegalStateException("scripted transient failure of " + envelope.id() + " on attempt 1");
+        }
+    }
+
+    private static void recordRejection(DataSource db, String key, SettleReason reason, String id) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            try {
+                HarnessDb.recordRejection(db, key, reason.name(), id);
+                return;
+            } catch (java.sql.SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    System.err.println("HARNESS could not record rejection of " + key + ": " + e);
+                    return;
+                }
+                FaultInjectingStore.sleep(200);
+            }
+        }
+    }
+
+    static HikariDataSource pool(String url, String user, String name, int size) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(1);
+        config.setPoolName(name);
+        config.setConnectionTimeout(2_000);
+        config.setValidationTimeout(1_000);
+        config.setInitializationFailTimeout(-1);
+        config.addDataSourceProperty("socketTimeout", "15");
+        config.addDataSourceProperty("connectTimeout", "2");
+        return new HikariDataSource(config);
+    }
+
+    static Map<CrashPoint, Set<String>> parseCrashes(String spec) {
+        Map<CrashPoint, Set<String>> map = new EnumMap<>(CrashPoint.class);
+        for (String item : spec.split(",")) {
+            if (item.isBlank()) {
+                continue;
+            }
+            int colon = item.indexOf(':');
+            CrashPoint point = CrashPoint.parse(item.substring(0, colon));
+            map.computeIfAbsent(point, p -> new HashSet<>()).add(item.substring(colon + 1));
+        }
+        return map;
+    }
+
+    private static String required(Map<String, String> opts, String name) {
+        String v = opts.get(name);
+        if (v == null) {
+            System.err.println("missing --" + name);
+            System.exit(2);
+        }
+        return v;
+    }
+}
