@@ -49,8 +49,12 @@ public final class AmqpConsumer implements AutoCloseable {
      * payload-less frames.
      */
     public static final Duration DEFAULT_CREDIT_CHECK_INTERVAL = Duration.ofSeconds(1);
-    /** Attempts to record a confirmation before giving up: 3. */
-    public static final int DEFAULT_CONFIRM_ATTEMPTS = 3;
+    /**
+     * How long the runtime keeps trying to record a confirmation after a handler succeeded: 30 s (the default lease).
+     * The delivery stays unsettled meanwhile, so the broker does not hand it to anyone else, and a store that comes
+     * back within this time loses nothing.
+     */
+    public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(30);
     /** First delay between store probes while the store is unreachable: 100 ms (doubling). */
     public static final Duration DEFAULT_STORE_RETRY_DELAY = Duration.ofMillis(100);
     /** Longest delay between store probes: 10 s. */
@@ -111,7 +115,7 @@ public final class AmqpConsumer implements AutoCloseable {
         private StoreFailurePolicy storeFailurePolicy = StoreFailurePolicy.FAIL_CLOSED;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private Duration creditCheckInterval = DEFAULT_CREDIT_CHECK_INTERVAL;
-        private int confirmAttempts = DEFAULT_CONFIRM_ATTEMPTS;
+        private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
         private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
         private int maxInFlightPerConnection;
@@ -210,12 +214,13 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * @param attempts how many times to try recording a confirmation after the handler succeeded (default 3);
-         *     if all fail the delivery is accepted anyway, because the work is done (see README)
+         * @param timeout how long to keep retrying (with back-off up to 1 s) to record a confirmation after the handler
+         *     succeeded (default 30 s); the delivery stays unsettled meanwhile. If the store is still failing then, the
+         *     delivery is accepted anyway, because the work is done (see README)
          * @return this builder
          */
-        public Builder confirmAttempts(int attempts) {
-            this.confirmAttempts = Validation.atLeast("confirmAttempts", 1, attempts);
+        public Builder confirmTimeout(Duration timeout) {
+            this.confirmTimeout = Validation.positive("confirmTimeout", timeout);
             return this;
         }
 
@@ -305,7 +310,7 @@ public final class AmqpConsumer implements AutoCloseable {
                 }
             }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
-                    storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmAttempts, storeRetryDelay,
+                    storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmTimeout, storeRetryDelay,
                     maxStoreRetryDelay, maxInFlightPerConnection, sessionIncomingCapacity);
             ConsumerRuntime runtime = new ConsumerRuntime(config, heartbeats);
             runtime.start();

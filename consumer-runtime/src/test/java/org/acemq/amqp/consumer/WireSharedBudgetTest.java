@@ -12,9 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.acemq.amqp.api.Claim;
-import org.acemq.amqp.api.LeasedIdempotencyStore;
-import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -131,7 +128,7 @@ class WireSharedBudgetTest {
                             .name("b").sessionGroup("g").concurrency(1).prefetch(1).build())
                     .start()) {
                 await().until(() -> consumer.health().subscriptions().get(1).credit() == 2);
-                store.down = true;
+                store.down(true);
                 WireLog.transfer(peer, 0, A, 0, encoded("a-0", "a-0"));
                 await().until(() -> "released".equals(wire.outcome(0, 0)));
                 await().until(() -> wire.drains(A).size() == 1 && wire.drains(B).size() == 1);
@@ -139,11 +136,11 @@ class WireSharedBudgetTest {
                 assertThat(wire.drains(B).get(0).credit()).isEqualTo(2);
                 assertThat(consumer.health().paused()).isTrue();
                 // paused: several failed probes later, still no credit for anyone
-                await().until(() -> store.failures >= 3);
+                await().until(() -> store.failures() >= 3);
                 assertThat(wire.grants(A)).isEmpty();
                 assertThat(wire.grants(B)).isEmpty();
 
-                store.down = false;
+                store.down(false);
                 await().until(() -> wire.grants(A).size() == 1 && wire.grants(B).size() == 1);
                 assertThat(wire.grants(A).get(0).credit()).isEqualTo(2);
                 assertThat(wire.grants(A).get(0).deliveryCount()).isEqualTo(2);
@@ -160,88 +157,5 @@ class WireSharedBudgetTest {
         assertThat(handled).containsExactlyInAnyOrder("a-0 again", "b-0");
         assertThat(observer.pauses).containsExactly(true, false);
         assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isEqualTo(1);
-    }
-
-    /** A store whose outage the test switches on and off; everything else is the in-memory store. */
-    static final class SwitchableStore implements LeasedIdempotencyStore {
-
-        private final InMemoryIdempotencyStore delegate;
-        volatile boolean down;
-        volatile int failures;
-
-        SwitchableStore(InMemoryIdempotencyStore delegate) {
-            this.delegate = delegate;
-        }
-
-        private void check() {
-            if (down) {
-                failures++;
-                throw new StoreUnavailableException("store switched off by the test");
-            }
-        }
-
-        @Override
-        public Claim acquire(String messageId) {
-            check();
-            return delegate.acquire(messageId);
-        }
-
-        @Override
-        public boolean renew(Claim claim) {
-            check();
-            return delegate.renew(claim);
-        }
-
-        @Override
-        public boolean confirm(Claim claim) {
-            check();
-            return delegate.confirm(claim);
-        }
-
-        @Override
-        public boolean release(Claim claim) {
-            check();
-            return delegate.release(claim);
-        }
-
-        @Override
-        public int attempts(String messageId) {
-            check();
-            return delegate.attempts(messageId);
-        }
-
-        @Override
-        public Duration leaseDuration() {
-            return delegate.leaseDuration();
-        }
-
-        @Override
-        public Duration retention() {
-            return delegate.retention();
-        }
-
-        @Override
-        public boolean claim(String messageId) {
-            check();
-            return delegate.claim(messageId);
-        }
-
-        @Override
-        public void confirm(String messageId) {
-            check();
-            delegate.confirm(messageId);
-        }
-
-        @Override
-        public void release(String messageId) {
-            check();
-            delegate.release(messageId);
-        }
-
-        @Override
-        public boolean isConfirmed(String messageId) {
-            check();
-            return delegate.isConfirmed(messageId);
-        }
     }
 }

@@ -17,6 +17,6 @@ import org.acemq.amqp.consumer.Subscription;
 public record RuntimeConfig(String name, ConnectionSettings connection, IdempotencyStore store,
                             List<Subscription> subscriptions, ConsumerObserver observer,
                             StoreFailurePolicy storeFailurePolicy, Duration shutdownTimeout,
-                            Duration creditCheckInterval, int confirmAttempts, Duration storeRetryDelay,
+                            Duration creditCheckInterval, Duration confirmTimeout, Duration storeRetryDelay,
                             Duration maxStoreRetryDelay, int maxInFlightPerConnection, int sessionIncomingCapacity) {
 }

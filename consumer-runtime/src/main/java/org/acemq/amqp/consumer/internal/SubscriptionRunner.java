@@ -719,28 +719,37 @@ final class SubscriptionRunner {
         return future;
     }
 
+    /**
+     * Records completion, retrying with back-off while the store fails. The delivery is still unsettled, so the
+     * broker gives it to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. Only
+     * then is it accepted unconfirmed: the work is done, and returning it would make it run again for sure.
+     */
     private void confirm(Claim claim) {
-        int attempts = runtime.config().confirmAttempts();
-        long pause = 20;
-        for (int i = 1; i <= attempts; i++) {
+        long deadline = System.nanoTime() + runtime.config().confirmTimeout().toNanos();
+        long pauseMillis = 20;
+        for (int attempt = 1; ; attempt++) {
             try {
                 if (!runtime.store().confirm(claim)) {
                     LOG.warn("Subscription '{}': {} was confirmed after its lease had been taken over", name,
                             claim.messageId());
                 }
                 runtime.gate().success();
+                if (attempt > 1) {
+                    LOG.info("Subscription '{}': {} confirmed after {} attempts", name, claim.messageId(), attempt);
+                }
                 return;
             } catch (RuntimeException e) {
-                if (i == attempts) {
-                    // The work is done; releasing would make it run again for sure. Accept, and say so loudly.
-                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} after {} "
-                            + "attempts; accepting it anyway (a later duplicate of it may run again): {}",
-                            name, claim.messageId(), attempts, Errors.describe(e));
+                if (attempt == 1) {
                     runtime.gate().failure(e);
+                }
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pauseMillis) >= deadline) {
+                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; "
+                            + "accepting it anyway (a later duplicate of it may run again): {}",
+                            name, claim.messageId(), runtime.config().confirmTimeout(), Errors.describe(e));
                     return;
                 }
-                runtime.pause(Duration.ofMillis(pause));
-                pause *= 2;
+                runtime.pause(Duration.ofMillis(pauseMillis));
+                pauseMillis = Math.min(pauseMillis * 2, 1_000);
             }
         }
     }

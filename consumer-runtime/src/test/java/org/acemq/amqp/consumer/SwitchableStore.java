@@ -1,0 +1,155 @@
+package org.acemq.amqp.consumer;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.LeasedIdempotencyStore;
+import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+
+/**
+ * A test double for the store: delegates to an {@link InMemoryIdempotencyStore}; while "down" every call throws
+ * {@link StoreUnavailableException}. It also tracks which keys it holds a live claim on (so a handler can prove
+ * it runs under a claim), and can make {@code acquire} wait for a permit.
+ */
+final class SwitchableStore implements LeasedIdempotencyStore {
+    private final InMemoryIdempotencyStore delegate;
+    private final Set<String> liveClaims = ConcurrentHashMap.newKeySet();
+    private final Semaphore acquirePermits = new Semaphore(Integer.MAX_VALUE / 2);
+    private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicInteger probesWhileDown = new AtomicInteger();
+    private final AtomicInteger failures = new AtomicInteger();
+    private final AtomicInteger confirmFailuresLeft = new AtomicInteger();
+    private volatile boolean down;
+
+    SwitchableStore(InMemoryIdempotencyStore delegate) {
+        this.delegate = delegate;
+    }
+
+    void down(boolean down) {
+        this.down = down;
+    }
+
+    /** From now on, only {@code permits} more acquire() calls proceed; the others wait. */
+    void gateAcquire(int permits) {
+        acquirePermits.drainPermits();
+        acquirePermits.release(permits);
+    }
+
+    int waitingInAcquire() {
+        return waiting.get();
+    }
+
+    int probesWhileDown() {
+        return probesWhileDown.get();
+    }
+
+    boolean holdsClaim(String key) {
+        return liveClaims.contains(key);
+    }
+
+    /** The next {@code count} confirm calls fail as if the store were down; other calls are unaffected. */
+    void failNextConfirms(int count) {
+        confirmFailuresLeft.set(count);
+    }
+
+    /** @return how many calls failed so far */
+    int failures() {
+        return failures.get();
+    }
+
+    private void check() {
+        if (down) {
+            failures.incrementAndGet();
+            throw new StoreUnavailableException("test store is down",
+                    new java.net.ConnectException("connection refused"));
+        }
+    }
+
+    @Override
+    public Claim acquire(String messageId) {
+        waiting.incrementAndGet();
+        try {
+            acquirePermits.acquireUninterruptibly();
+        } finally {
+            waiting.decrementAndGet();
+        }
+        check();
+        Claim claim = delegate.acquire(messageId);
+        if (claim.claimed()) {
+            liveClaims.add(messageId);
+        }
+        return claim;
+    }
+
+    @Override
+    public boolean renew(Claim claim) {
+        check();
+        return delegate.renew(claim);
+    }
+
+    @Override
+    public boolean confirm(Claim claim) {
+        check();
+        if (confirmFailuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            failures.incrementAndGet();
+            throw new StoreUnavailableException("test store fails this confirm",
+                    new java.net.ConnectException("connection refused"));
+        }
+        liveClaims.remove(claim.messageId());
+        return delegate.confirm(claim);
+    }
+
+    @Override
+    public boolean release(Claim claim) {
+        check();
+        liveClaims.remove(claim.messageId());
+        return delegate.release(claim);
+    }
+
+    @Override
+    public int attempts(String messageId) {
+        check();
+        return delegate.attempts(messageId);
+    }
+
+    @Override
+    public Duration leaseDuration() {
+        return delegate.leaseDuration();
+    }
+
+    @Override
+    public Duration retention() {
+        return delegate.retention();
+    }
+
+    @Override
+    public boolean claim(String messageId) {
+        check();
+        return delegate.claim(messageId);
+    }
+
+    @Override
+    public void confirm(String messageId) {
+        check();
+        delegate.confirm(messageId);
+    }
+
+    @Override
+    public void release(String messageId) {
+        check();
+        delegate.release(messageId);
+    }
+
+    @Override
+    public boolean isConfirmed(String messageId) {
+        if (down) {
+            probesWhileDown.incrementAndGet();
+        }
+        check();
+        return delegate.isConfirmed(messageId);
+    }
+}
