@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * claimers across any number of processes exactly one wins. Nothing is ever half-written. The SQL is in
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
+ * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(int, int) on by default}): concurrent {@code acquire},
+ * {@code confirm} and {@code release(Claim)} calls are coalesced into one statement of the same SQL over
+ * {@code unnest(ids)} per batch, leader/follower style: a caller finding the store idle runs its own statement at
+ * once; calls arriving while statements are in flight form the next batch. Each caller gets exactly the answer of
+ * its own call; a batch is one transaction, and if it fails every caller in it gets a
+ * {@link StoreUnavailableException}. Details in {@code docs/jdbc-store.md}.
+ *
  * <p><b>The database clock decides.</b> Every lease and expiry is computed and compared with the database's
  * {@code now()}; the JVM clock is never consulted, so consumers on machines with skewed clocks agree.
  *
