@@ -37,7 +37,9 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * One message through {@link JdbcIdempotencyStore}: {@code acquire} (tryClaim with attempt number) of a new random
- * UUID id, then {@code confirm(claim)}; two autocommit statements, two commits. The score is messages per second.
+ * UUID id, then {@code confirm(claim)}; two autocommit statements, two commits, unless group commit (param
+ * {@link #groupCommit}, on and off by default) coalesces the calls of concurrent threads into shared statements. The
+ * score is messages per second.
  *
  * <p>Which PostgreSQL: whatever {@link PostgresProvider} finds. For honest durable numbers point
  * {@code ACEMQ_TEST_JDBC_URL} at a server with {@code fsync=on}; the embedded fallback runs with {@code fsync=off}
@@ -49,7 +51,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * mvn -o -q -pl benchmarks -am package -DskipTests
  * ACEMQ_TEST_JDBC_URL=jdbc:postgresql://127.0.0.1:55481/postgres ACEMQ_TEST_JDBC_USER=postgres \
  *   java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) \
- *   org.acemq.amqp.benchmarks.store.JdbcStoreBenchmark            # 1 and 4 threads; any JMH options work too
+ *   org.acemq.amqp.benchmarks.store.JdbcStoreBenchmark            # 1, 4, 16, 64 threads x group commit on/off
  * </pre>
  */
 @State(Scope.Benchmark)
@@ -72,6 +74,14 @@ public class JdbcStoreBenchmark {
     @Param("on")
     public String synchronousCommit;
 
+    /** The store's group commit: {@code on} (the default: max batch 128) or {@code off}. */
+    @Param({"on", "off"})
+    public String groupCommit;
+
+    /** With group commit on: the most batch statements in flight at once (the store's default is 2). */
+    @Param("2")
+    public int groupCommitInFlight;
+
     private PostgresSchema schema;
     private HikariDataSource pool;
     private JdbcIdempotencyStore store;
@@ -93,7 +103,15 @@ public class JdbcStoreBenchmark {
         config.setConnectionInitSql("SET synchronous_commit = " + synchronousCommit);
         config.setPoolName("jdbc-store-benchmark");
         pool = new HikariDataSource(config);
-        store = JdbcIdempotencyStore.builder(pool).tableName(schema.qualify("acemq_idempotency")).build();
+        if (!groupCommit.equals("on") && !groupCommit.equals("off")) {
+            throw new IllegalArgumentException("groupCommit must be on or off, but was " + groupCommit);
+        }
+        JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(pool)
+                .tableName(schema.qualify("acemq_idempotency"));
+        builder = groupCommit.equals("on")
+                ? builder.groupCommit(JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_BATCH, groupCommitInFlight)
+                : builder.groupCommit(false);
+        store = builder.build();
         store.createSchema();
         try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
             s.execute("INSERT INTO " + store.tableName() + " (lease_until, expires_at, owner, attempts, state, id) "
@@ -110,7 +128,9 @@ public class JdbcStoreBenchmark {
                     + "|| current_setting('synchronous_commit')")) {
                 rs.next();
                 System.err.println("# PostgreSQL " + rs.getString(1) + " via " + server.source() + " ("
-                        + server.jdbcUrl() + "), " + preloadRows + " rows pre-loaded, pool " + poolSize);
+                        + server.jdbcUrl() + "), " + preloadRows + " rows pre-loaded, pool " + poolSize
+                        + ", group commit " + groupCommit + (groupCommit.equals("on") ? " (in flight "
+                        + groupCommitInFlight + ")" : ""));
             }
         }
     }
@@ -140,7 +160,8 @@ public class JdbcStoreBenchmark {
     }
 
     /**
-     * Runs the benchmark at 1 and 4 threads (unless {@code -t} is given) and prints messages per second.
+     * Runs the benchmark at 1, 4, 16 and 64 threads (unless {@code -t} is given), with group commit on and off
+     * (unless {@code -p groupCommit=...} is given), and prints messages per second.
      *
      * @param args JMH command-line options
      * @throws RunnerException if JMH fails
@@ -148,15 +169,16 @@ public class JdbcStoreBenchmark {
      */
     public static void main(String[] args) throws RunnerException, CommandLineOptionException {
         CommandLineOptions cli = new CommandLineOptions(args);
-        int[] threadCounts = cli.getThreads().hasValue() ? new int[] {cli.getThreads().get()} : new int[] {1, 4};
+        int[] threadCounts = cli.getThreads().hasValue() ? new int[] {cli.getThreads().get()}
+                : new int[] {1, 4, 16, 64};
         StringBuilder summary = new StringBuilder();
         for (int threads : threadCounts) {
             ChainedOptionsBuilder options = new OptionsBuilder().parent(cli)
                     .include(JdbcStoreBenchmark.class.getName() + ".claimAndConfirm").threads(threads);
             for (RunResult result : new Runner(options.build()).run()) {
-                summary.append(String.format("threads=%d %s: %.0f msgs/s (± %.0f)%n", threads,
-                        result.getParams().getParam("synchronousCommit") == null ? ""
-                                : "synchronous_commit=" + result.getParams().getParam("synchronousCommit"),
+                summary.append(String.format("threads=%d synchronous_commit=%s groupCommit=%s inFlight=%s: "
+                        + "%.0f msgs/s (± %.0f)%n", threads, result.getParams().getParam("synchronousCommit"),
+                        result.getParams().getParam("groupCommit"), result.getParams().getParam("groupCommitInFlight"),
                         result.getPrimaryResult().getScore(), result.getPrimaryResult().getScoreError()));
             }
         }

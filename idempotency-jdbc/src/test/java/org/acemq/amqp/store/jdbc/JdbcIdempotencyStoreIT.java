@@ -6,7 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The store contract, against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by
+ * The store contract with the default configuration (group commit on), against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by
  * shifting every stored deadline back, because the store reads only the database's clock.
  */
 class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencyStore> {
@@ -39,15 +39,26 @@ class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencySto
         }
     }
 
+    /**
+     * How the stores under test are configured; the default builder (group commit off) here, other settings in
+     * subclasses.
+     *
+     * @param builder a builder on the test table
+     * @return the builder to build from
+     */
+    protected JdbcIdempotencyStore.Builder configure(JdbcIdempotencyStore.Builder builder) {
+        return builder;
+    }
+
     @Override
     protected JdbcIdempotencyStore createStore(Duration lease, Duration retention) {
         db().truncate();
-        return db().store(lease, retention);
+        return configure(db().builder().lease(lease).retention(retention)).build();
     }
 
     @Override
     protected JdbcIdempotencyStore createPeer(JdbcIdempotencyStore first) {
-        return db().store(first.leaseDuration(), first.retention());
+        return configure(db().builder().lease(first.leaseDuration()).retention(first.retention())).build();
     }
 
     @Override

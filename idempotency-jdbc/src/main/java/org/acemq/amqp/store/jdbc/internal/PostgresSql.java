@@ -30,7 +30,7 @@ public final class PostgresSql {
     public static final String DDL_RESOURCE = "/org/acemq/amqp/store/jdbc/postgresql.sql";
 
     /** A row is claimable by anyone: released, forgotten (past expires_at), or a claim whose lease has run out. */
-    private static final String CLAIMABLE =
+    static final String CLAIMABLE =
             "t.state = 2 OR t.expires_at <= now() OR (t.state = 0 AND t.lease_until <= now())";
 
     public final String acquire;

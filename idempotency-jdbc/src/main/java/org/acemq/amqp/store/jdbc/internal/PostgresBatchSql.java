@@ -1,0 +1,103 @@
+package org.acemq.amqp.store.jdbc.internal;
+
+import java.time.Duration;
+
+/**
+ * The group-commit ({@link GroupCommit}) variants of the statements in {@link PostgresSql}: one statement, hence one
+ * autocommit transaction and one commit, for many ids, passed as arrays and expanded with {@code unnest}.
+ *
+ * <p>Callers pass <b>distinct</b> ids ({@code ON CONFLICT DO UPDATE} cannot touch a row twice in one statement).
+ * Every statement takes its row locks <b>in {@code id} order</b> ({@code INSERT … SELECT … ORDER BY id}, or
+ * {@code SELECT … ORDER BY id FOR UPDATE}, whose locking happens after the sort), so concurrent batches over
+ * overlapping ids queue behind each other instead of deadlocking. The one exception is
+ * {@link #confirmClaims}: it locks the existing rows in order first and inserts the missing ones afterwards (a
+ * confirm whose row was purged, or never claimed), so in the rare case of a concurrent batch inserting one of those
+ * missing ids a deadlock is possible; PostgreSQL then aborts one statement as a whole, and the group commit retries
+ * it (see {@code JdbcGroupCommit}).
+ *
+ * <p>The semantics of each row are exactly those of the single-id statement; see {@link PostgresSql}.
+ */
+public final class PostgresBatchSql {
+
+    /**
+     * Parameters: 1 text[] distinct ids, 2 owner. Returns (id, code, attempts) for every id whose row exists after
+     * the statement's snapshot or that was claimed; an id without a row is IN_PROGRESS with attempt 0, as for
+     * {@link PostgresSql#acquire}.
+     */
+    public final String acquire;
+    /** Parameters: 1 text[] distinct ids. An upsert per id, like {@link PostgresSql#confirm} with attempts 0. */
+    public final String confirmIds;
+    /**
+     * Parameters: 1 text[] distinct ids, 2 int[] attempts (same length), 3 owner. Records completion of every id and
+     * returns the ids whose lease was still held (one column).
+     */
+    public final String confirmClaims;
+    /**
+     * Parameters: 1 text[] ids, 2 int[] attempts (same length; distinct (id, attempt) pairs, an id may repeat with
+     * different attempts), 3 owner. Returns (id, attempts) of every released row.
+     */
+    public final String releaseClaims;
+
+    /**
+     * @param table the validated table name
+     * @param lease the lease duration, at least 1 ms
+     * @param retention the retention, at least 1 ms
+     */
+    public PostgresBatchSql(TableName table, Duration lease, Duration retention) {
+        String t = table.sql();
+        String leaseIv = PostgresSql.interval(lease);
+        String retentionIv = PostgresSql.interval(retention);
+        String leaseUntil = "now() + " + leaseIv;
+        String claimExpires = "now() + " + leaseIv + " + " + retentionIv;
+        String retained = "now() + " + retentionIv;
+        String columns = "INSERT INTO " + t + " AS t (id, state, owner, attempts, lease_until, expires_at)\n";
+        // identical to the ON CONFLICT clause of PostgresSql.confirm / confirmClaim
+        String confirmConflict = "ON CONFLICT (id) DO UPDATE\n"
+                + "   SET state = 1, owner = NULL, lease_until = NULL, expires_at = excluded.expires_at,\n"
+                + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END";
+
+        this.acquire = "WITH req AS (SELECT r.id FROM unnest(?::text[]) AS r(id)),\n"
+                + "claimed AS (\n"
+                + "  " + columns
+                + "  SELECT r.id, 0, ?::uuid, 1, " + leaseUntil + ", " + claimExpires + " FROM req r ORDER BY r.id\n"
+                + "  ON CONFLICT (id) DO UPDATE\n"
+                + "     SET state = 0, owner = excluded.owner,\n"
+                + "         attempts = CASE WHEN t.expires_at <= now() THEN 1 ELSE t.attempts + 1 END,\n"
+                + "         lease_until = excluded.lease_until, expires_at = excluded.expires_at\n"
+                + "   WHERE " + PostgresSql.CLAIMABLE + "\n"
+                + "  RETURNING t.id, t.attempts)\n"
+                + "SELECT c.id, " + PostgresSql.CLAIMED + ", c.attempts FROM claimed c\n"
+                + "UNION ALL\n"
+                + "SELECT x.id, CASE WHEN x.state = 1 AND x.expires_at > now() THEN " + PostgresSql.ALREADY_CONFIRMED
+                + " ELSE " + PostgresSql.IN_PROGRESS + " END,\n"
+                + "       CASE WHEN x.expires_at > now() THEN x.attempts ELSE 0 END\n"
+                + "  FROM " + t + " x JOIN req r ON r.id = x.id\n"
+                + " WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = x.id)";
+
+        this.confirmIds = columns
+                + "SELECT r.id, 1, NULL::uuid, 0, NULL::timestamptz, " + retained
+                + " FROM unnest(?::text[]) AS r(id) ORDER BY r.id\n"
+                + confirmConflict;
+
+        this.confirmClaims = "WITH req AS (SELECT r.id, r.attempt FROM unnest(?::text[], ?::int[]) AS r(id, attempt)),\n"
+                + "prior AS (\n"
+                + "  SELECT t.id, (t.state = 0 AND t.owner = ?::uuid AND t.attempts = r.attempt "
+                + "AND t.lease_until > now()) AS held\n"
+                + "    FROM " + t + " t JOIN req r ON r.id = t.id ORDER BY t.id FOR UPDATE OF t),\n"
+                + "confirmed AS (\n"
+                + "  " + columns
+                + "  SELECT r.id, 1, NULL::uuid, r.attempt, NULL::timestamptz, " + retained + "\n"
+                + "    FROM req r, (SELECT count(*) FROM prior) AS prior_first ORDER BY r.id\n"
+                + "  " + confirmConflict + ")\n"
+                + "SELECT p.id FROM prior p WHERE p.held";
+
+        this.releaseClaims = "WITH req AS (SELECT r.id, r.attempt FROM unnest(?::text[], ?::int[]) AS r(id, attempt)),\n"
+                + "target AS (\n"
+                + "  SELECT t.id FROM " + t + " t JOIN req r ON r.id = t.id\n"
+                + "   WHERE t.state = 0 AND t.owner = ?::uuid AND t.expires_at > now() AND t.attempts = r.attempt\n"
+                + "   ORDER BY t.id FOR UPDATE OF t)\n"
+                + "UPDATE " + t + " AS t SET state = 2, owner = NULL, lease_until = NULL, expires_at = " + retained
+                + "\n  FROM target g WHERE t.id = g.id\n"
+                + "RETURNING t.id, t.attempts";
+    }
+}

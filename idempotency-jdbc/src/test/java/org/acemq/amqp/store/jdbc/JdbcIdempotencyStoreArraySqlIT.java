@@ -1,0 +1,13 @@
+package org.acemq.amqp.store.jdbc;
+
+/**
+ * The store contract with group commit on and every batch, even a batch of one, run through the array (unnest)
+ * statements; one batch at a time, so that concurrent callers coalesce as much as possible.
+ */
+class JdbcIdempotencyStoreArraySqlIT extends JdbcIdempotencyStoreIT {
+
+    @Override
+    protected JdbcIdempotencyStore.Builder configure(JdbcIdempotencyStore.Builder builder) {
+        return builder.groupCommit(16, 1).arraySqlForSingletons(true);
+    }
+}
