@@ -1,5 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
+import org.acemq.amqp.api.Claim;
 import org.apache.qpid.protonj2.client.Delivery;
 
 /** One delivery from the moment the dispatcher takes it until it is settled or abandoned. */
@@ -12,6 +13,13 @@ final class DeliveryTask implements Runnable {
     final long receivedNanos;
     /** When the store granted the claim this delivery holds (System.nanoTime), or 0 while it holds none. */
     volatile long claimedNanos;
+    /**
+     * The claim whose lease the subscription's renewer keeps alive while the handler runs, or null; set and cleared on
+     * the worker thread, read by the renewer.
+     */
+    volatile Claim renewing;
+    /** When {@link #renewing}'s lease was taken or last renewed (System.nanoTime); written by the renewer. */
+    volatile long renewedNanos;
     /** The trace/observation scope of the running handler; set and cleared on the worker thread. */
     volatile DeliveryScope scope;
     private boolean finished;

@@ -84,6 +84,7 @@ final class SubscriptionRunner {
     private final CountDownLatch stopSignal = new CountDownLatch(1);
     private final TransactionBatcher transactions;
     private Thread dispatcher;
+    private volatile ScheduledFuture<?> renewer;
     private long reattachDelayMillis = FIRST_REATTACH_DELAY.toMillis();
 
     private record Hold(ScheduledFuture<?> future, Runnable settle) {
@@ -122,6 +123,7 @@ final class SubscriptionRunner {
         dispatcher = new Thread(this::dispatchLoop, runtime.name() + "-" + name + "-dispatcher");
         dispatcher.setDaemon(true);
         dispatcher.start();
+        startRenewer();
         tryGrant();
     }
 
@@ -348,7 +350,10 @@ final class SubscriptionRunner {
                 return;
             }
             int free = budget - held - credit;
-            if (free <= 0 || (free < threshold && credit > 0)) {
+            if (free <= 0 || (free < threshold && (credit > 0 || workers.getQueue().size() >= threshold))) {
+                // Below the top-up threshold, grant only when the link has no credit left AND the handlers are
+                // about to run dry; while a backlog of received deliveries waits for a handler, the slots are
+                // collected into one larger grant instead of one flow (and one I/O-thread round trip) per delivery.
                 return;
             }
             int grant = runtime.budget().acquire(free);
@@ -506,11 +511,12 @@ final class SubscriptionRunner {
                     "message cannot be decoded: " + Errors.describe(e));
             return;
         }
-        ScheduledFuture<?> heartbeat = startHeartbeat(claim);
-        Throwable failure = invokeHandler(task, message, envelope);
-        if (heartbeat != null) {
-            heartbeat.cancel(false);
+        if (renewer != null) {
+            task.renewedNanos = System.nanoTime();
+            task.renewing = claim;
         }
+        Throwable failure = invokeHandler(task, message, envelope);
+        task.renewing = null;
         if (failure == null) {
             confirm(claim);
             task.claimedNanos = 0;
@@ -655,26 +661,53 @@ final class SubscriptionRunner {
         }
     }
 
-    private ScheduledFuture<?> startHeartbeat(Claim claim) {
+    /**
+     * Keeps the leases of running handlers alive: one periodic task per subscription (not one scheduled and cancelled
+     * per delivery) renews every claim whose handler has been running for a third of the lease since the claim or
+     * its last renewal. It wakes every lease/6, so a lease is renewed at most half a lease after it was taken.
+     */
+    private void startRenewer() {
         Duration lease = runtime.store().lease();
-        if (!spec.renewLeases() || lease == null) {
-            return null;
+        if (!spec.renewLeases() || lease == null || renewer != null) {
+            return;
         }
-        long period = Math.max(1, lease.toMillis() / 3);
-        return runtime.scheduleAtFixedRate(() -> {
-            boolean keep;
-            try {
-                keep = runtime.store().renew(claim);
-            } catch (RuntimeException e) {
-                // Not fatal: the handler goes on, the next beat tries again, and confirm records completion anyway.
-                LOG.debug("Lease renewal of {} failed: {}", claim.messageId(), Errors.describe(e));
-                keep = true;
+        long renewAfterNanos = Math.max(1, lease.toNanos() / 3);
+        long period = Math.max(1, lease.toMillis() / 6);
+        renewer = runtime.scheduleAtFixedRate(() -> renewLeases(renewAfterNanos), period);
+    }
+
+    private void renewLeases(long renewAfterNanos) {
+        try {
+            for (DeliveryTask task : inFlight.keySet()) {
+                Claim claim = task.renewing;
+                if (claim == null || System.nanoTime() - task.renewedNanos < renewAfterNanos) {
+                    continue;
+                }
+                boolean keep;
+                try {
+                    keep = runtime.store().renew(claim);
+                } catch (RuntimeException e) {
+                    // Not fatal: the handler goes on, the next round tries again, and confirm records completion.
+                    LOG.debug("Lease renewal of {} failed: {}", claim.messageId(), Errors.describe(e));
+                    continue;
+                }
+                if (keep) {
+                    task.renewedNanos = System.nanoTime();
+                } else if (task.renewing == claim) {
+                    task.renewing = null; // no more renewals of a lease that is gone
+                    LOG.warn("Subscription '{}': lease on {} was lost while its handler ran", name, claim.messageId());
+                }
             }
-            if (!keep) {
-                LOG.warn("Subscription '{}': lease on {} was lost while its handler ran", name, claim.messageId());
-                throw new java.util.concurrent.CancellationException("lease lost"); // ends the periodic renewal
-            }
-        }, period);
+        } catch (RuntimeException e) {
+            LOG.warn("Subscription '{}': lease renewal round failed", name, e);
+        }
+    }
+
+    private void stopRenewer() {
+        ScheduledFuture<?> r = renewer;
+        if (r != null) {
+            r.cancel(false);
+        }
     }
 
     private void confirm(Claim claim) {
@@ -862,6 +895,9 @@ final class SubscriptionRunner {
                 hold.settle().run();
             }
         }
+        if (done) {
+            stopRenewer();
+        }
         if (transactions != null) {
             transactions.stop();
         }
@@ -883,6 +919,7 @@ final class SubscriptionRunner {
                 LOG.debug("Closing receiver of '{}' failed: {}", name, Errors.describe(e));
             }
         }
+        stopRenewer();
         workers.shutdownNow();
     }
 
