@@ -50,14 +50,22 @@ final class EnvelopeImpl implements Envelope {
     }
 
     static EnvelopeImpl of(String id, String address, Message<?> message, int attempt) throws ClientException {
-        Map<String, Object> props = new LinkedHashMap<>();
-        message.forEachProperty((k, v) -> props.put(k, AmqpValues.toJdk(v)));
-        Map<String, Object> annotations = new LinkedHashMap<>();
-        message.forEachAnnotation((k, v) -> annotations.put(k, AmqpValues.toJdk(v)));
+        // Most messages carry no application properties or annotations: skip the maps (and their wrappers) then.
+        Map<String, Object> props = Collections.emptyMap();
+        if (message.hasProperties()) {
+            Map<String, Object> copy = new LinkedHashMap<>();
+            message.forEachProperty((k, v) -> copy.put(k, AmqpValues.toJdk(v)));
+            props = Collections.unmodifiableMap(copy);
+        }
+        Map<String, Object> annotations = Collections.emptyMap();
+        if (message.hasAnnotations()) {
+            Map<String, Object> copy = new LinkedHashMap<>();
+            message.forEachAnnotation((k, v) -> copy.put(k, AmqpValues.toJdk(v)));
+            annotations = Collections.unmodifiableMap(copy);
+        }
         return new EnvelopeImpl(id, AmqpValues.toJdk(message.messageId()), address, AmqpValues.toJdk(message.body()),
                 AmqpValues.toJdk(message.correlationId()), message.subject(), message.contentType(),
-                message.replyTo(), AmqpValues.timestamp(message.creationTime()),
-                Collections.unmodifiableMap(props), Collections.unmodifiableMap(annotations),
+                message.replyTo(), AmqpValues.timestamp(message.creationTime()), props, annotations,
                 message.deliveryCount(), message.firstAcquirer(), attempt);
     }
 

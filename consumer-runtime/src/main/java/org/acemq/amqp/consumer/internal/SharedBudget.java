@@ -18,18 +18,26 @@ final class SharedBudget {
     }
 
     /** @return how many of {@code wanted} were granted (0..wanted) */
-    synchronized int acquire(int wanted) {
+    int acquire(int wanted) {
         if (limit == 0) {
-            return wanted;
+            return wanted; // unlimited: no monitor on the per-delivery path
         }
+        synchronized (this) {
+            return take(wanted);
+        }
+    }
+
+    private int take(int wanted) {
         int granted = Math.max(0, Math.min(wanted, limit - used));
         used += granted;
         return granted;
     }
 
-    synchronized void release(int count) {
+    void release(int count) {
         if (limit != 0) {
-            used = Math.max(0, used - count);
+            synchronized (this) {
+                used = Math.max(0, used - count);
+            }
         }
     }
 

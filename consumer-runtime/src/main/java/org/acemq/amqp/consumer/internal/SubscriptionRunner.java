@@ -354,7 +354,10 @@ final class SubscriptionRunner {
                 return;
             }
             int free = budget - held - credit;
-            if (free <= 0 || (free < threshold && credit > 0)) {
+            if (free <= 0 || (free < threshold && (credit > 0 || workers.getQueue().size() >= threshold))) {
+                // Below the top-up threshold, grant only when the link has no credit left AND the handlers are
+                // about to run dry; while a backlog of received deliveries waits for a handler, the slots are
+                // collected into one larger grant instead of one flow (and one I/O-thread round trip) per delivery.
                 return;
             }
             int grant = runtime.budget().acquire(free);

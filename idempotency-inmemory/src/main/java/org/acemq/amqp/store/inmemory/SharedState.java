@@ -126,7 +126,8 @@ final class SharedState {
         if (now >= sweepAt && nextSweepAt.compareAndSet(sweepAt, plus(now, sweepIntervalMillis))) {
             sweep(now);
         }
-        if (entries.mappingCount() >= maxEntries && !entries.containsKey(messageId)) {
+        if (maxEntries != InMemoryIdempotencyStore.UNBOUNDED && entries.mappingCount() >= maxEntries
+                && !entries.containsKey(messageId)) {
             makeRoom(now);
         }
     }
