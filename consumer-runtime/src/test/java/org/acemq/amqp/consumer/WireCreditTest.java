@@ -37,9 +37,10 @@ class WireCreditTest {
     /**
      * Concurrency 2 + prefetch 6 = W 8, grants in batches of at least 8/4 = 2. With every handler blocked, the peer
      * gets exactly 8 credits and no more (the runtime holds 8: 2 running, 6 waiting). Completing one delivery frees
-     * exactly one slot: with no credit left at all it is granted at once (flow link-credit 1); the next single free
-     * slot is below the batch while credit is still outstanding, so nothing is sent; the one after makes a batch of
-     * 2 (flow link-credit 1 + 2 = 3). No flow ever grants more than W minus what is held.
+     * exactly one slot. A single free slot is below the batch, and while received deliveries still wait for a handler
+     * nothing is granted for it (no flow per delivery); the second completion makes a batch of 2 (flow link-credit 2).
+     * The third frees one slot while 2 credits are outstanding (nothing sent), the fourth makes the next batch of 2
+     * (flow link-credit 2 + 2 = 4). No flow ever grants more than W minus what is held.
      */
     @Test
     void creditNeverExceedsConcurrencyPlusPrefetchAndEachCompletionFreesOneSlot() throws Exception {
@@ -72,18 +73,21 @@ class WireCreditTest {
                 assertThat(wire.flows).as("no credit while W deliveries are held").isEmpty();
 
                 gates.get(started.get(0)).countDown();
-                await().until(() -> wire.grants(0).size() == 1);
-                assertThat(wire.grants(0).get(0).credit()).isEqualTo(1);
-                assertThat(wire.grants(0).get(0).deliveryCount()).isEqualTo(8);
-
-                await().until(() -> started.size() == 3);
+                await().until(() -> wire.dispositions.size() == 1 && started.size() == 3);
                 gates.get(started.get(1)).countDown();
-                await().until(() -> wire.dispositions.size() == 2);
+                await().until(() -> wire.grants(0).size() == 1);
+                assertThat(wire.grants(0).get(0).credit()).as("two freed slots in one grant, none for the first alone")
+                        .isEqualTo(2);
+                assertThat(wire.grants(0).get(0).deliveryCount()).isEqualTo(8);
+                assertThat(wire.dispositions).hasSize(2);
+
                 await().until(() -> started.size() == 4);
                 gates.get(started.get(2)).countDown();
+                await().until(() -> wire.dispositions.size() == 3 && started.size() == 5);
+                gates.get(started.get(3)).countDown();
                 await().until(() -> wire.grants(0).size() == 2);
-                assertThat(wire.grants(0).get(1).credit()).as("1 outstanding + a batch of 2").isEqualTo(3);
-                assertThat(wire.dispositions).hasSize(3);
+                assertThat(wire.grants(0).get(1).credit()).as("2 outstanding + a batch of 2").isEqualTo(4);
+                assertThat(wire.dispositions).hasSize(4);
                 gates.values().forEach(CountDownLatch::countDown);
                 await().until(() -> wire.dispositions.size() == 8);
             }
