@@ -171,9 +171,8 @@ public final class ReliabilityHarness {
 
     /** Runs the whole scenario and returns the checker's result. Everything it started is stopped. */
     public Result run() throws Exception {
-        if (config.mode().equals("transactional") && !TransactionalMode.available()) {
-            throw new IllegalStateException("--mode transactional needs " + TransactionalMode.HANDLER_CLASS
-                    + " (branch txmode), not on this classpath yet");
+        if (!config.mode().equals("separate") && !config.mode().equals("transactional")) {
+            throw new IllegalArgumentException("--mode must be separate or transactional, was " + config.mode());
         }
         Workload workload = Workload.plan(config, random);
         note("work dir " + workDir + "; " + workload.describe());
