@@ -6,16 +6,22 @@ import java.util.Locale;
 enum CrashPoint {
     /** Right after the store's acquire returned CLAIMED, before the handler ran. */
     AFTER_CLAIM,
-    /** In the handler: separate mode after the effect row was written; transactional mode before the commit. */
+    /**
+     * In the handler. Separate mode: after the effect row was committed (autocommit). Transactional mode: in
+     * {@code commit()} (see {@link CrashBeforeCommit}), after the effect insert and the store's in-transaction
+     * confirm, before the commit, so neither may survive.
+     */
     MID_HANDLER,
     /** Right after the store's confirm returned, before the delivery is settled. */
     AFTER_CONFIRM,
     /** Right after the delivery was settled accepted (observer.settled). */
     AFTER_SETTLE,
     /**
-     * Not a crash: in the handler (after the effect in separate mode), the process SIGSTOPs itself; the harness sends
-     * SIGCONT after twice the lease. Meanwhile the broker drops the silent connection, another consumer takes the
-     * lapsed claim over, and the paused one's confirm later finds its lease lost.
+     * Not a crash: in the handler, after the effect insert (separate mode: committed; transactional mode: inside the
+     * open transaction, before the in-transaction confirm), the process SIGSTOPs itself; the harness sends SIGCONT
+     * after twice the lease. Meanwhile the broker drops the silent connection and another consumer takes the lapsed
+     * claim over. Separate mode: the paused one's confirm later finds its lease lost. Transactional mode: both run
+     * the work, whichever confirms second finds the id confirmed and rolls its work back.
      */
     PAUSE_MID_HANDLER;
 

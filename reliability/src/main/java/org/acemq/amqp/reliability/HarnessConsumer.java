@@ -24,6 +24,7 @@ import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
 
 /**
  * One consumer process of the reliability harness (a separate JVM, started and restarted by
@@ -75,9 +76,12 @@ public final class HarnessConsumer {
                 .build();
         FaultInjectingStore store = new FaultInjectingStore(jdbcStore, effectsPool, id, crashes);
 
+        // transactional mode: the handler's own pool (one connection per running handler, held to the commit)
+        HikariDataSource txPool = mode.equals("transactional") ? pool(jdbcUrl, user, "tx-" + id, concurrency + 1)
+                : null;
         MessageHandler handler = switch (mode) {
             case "separate" -> separateHandler(effectsPool, id, crashes, handlerDelayMs);
-            case "transactional" -> TransactionalMode.handler(effectsPool, storePool, jdbcStore, id, crashes,
+            case "transactional" -> transactionalHandler(jdbcStore, txPool, effectsPool, id, crashes,
                     handlerDelayMs);
             default -> throw new IllegalArgumentException("--mode must be separate or transactional, was " + mode);
         };
@@ -120,6 +124,9 @@ public final class HarnessConsumer {
                 consumer.close();
                 storePool.close();
                 effectsPool.close();
+                if (txPool != null) {
+                    txPool.close();
+                }
             } finally {
                 done.countDown();
             }
@@ -139,6 +146,26 @@ public final class HarnessConsumer {
             FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.MID_HANDLER, envelope.id(), id);
             FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
         };
+    }
+
+    /**
+     * Transactional mode: {@link JdbcTransactionalHandler} with the consumer's own store instance (unwrapped, so its
+     * confirm is recorded under the same owner the runtime's claims carry). The effect row is inserted by the work
+     * on the handler's connection, so it commits together with the store's confirm or not at all. Fault points:
+     * {@code pause-mid-handler} stops the process inside the work, after the effect insert and before the
+     * in-transaction confirm (another consumer takes the lapsed claim over and runs the work too; exactly one of the
+     * two transactions may commit); {@code crash-mid-handler} halts in {@code commit()}, after the effect insert and
+     * the in-transaction confirm, before the commit (neither may survive).
+     */
+    private static MessageHandler transactionalHandler(JdbcIdempotencyStore store, DataSource appPool,
+            DataSource harnessDb, String id, Map<CrashPoint, Set<String>> crashes, long handlerDelayMs) {
+        DataSource crashing = CrashBeforeCommit.wrap(appPool, harnessDb, crashes, id);
+        return JdbcTransactionalHandler.of(store, crashing, (envelope, connection) -> {
+            failIfScripted(envelope, handlerDelayMs);
+            HarnessDb.insertEffect(connection, envelope.id(), id, envelope.attempt());
+            FaultInjectingStore.maybeCrash(crashes, harnessDb, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
+            CrashBeforeCommit.WORK_KEY.set(envelope.id());
+        });
     }
 
     /** The scripted behaviour shared by both modes: delay, transient failures, poison. */
