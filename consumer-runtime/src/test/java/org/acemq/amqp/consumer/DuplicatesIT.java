@@ -11,8 +11,6 @@ import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.AmqpTestClient.MessageSpec;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -22,26 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * dead-lettered.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class DuplicatesIT {
-
-    private static EmbeddedArtemis broker;
-    private static AmqpTestClient client;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = E2e.broker(false);
-        client = AmqpTestClient.connect(broker);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
+class DuplicatesIT extends ArtemisTestBase {
 
     @Test
     void everyUniqueMessageHasItsEffectOnceAndEveryInjectedDuplicateIsAcceptedAsDuplicate() {

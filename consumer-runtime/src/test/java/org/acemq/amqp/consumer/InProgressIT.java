@@ -10,9 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,27 +21,9 @@ import org.junit.jupiter.api.Timeout;
  * fail. Once the first finishes, the copy is absorbed as a DUPLICATE.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class InProgressIT {
+class InProgressIT extends ArtemisTestBase {
 
-    private static EmbeddedArtemis broker;
-    private static AmqpTestClient client;
     private final CountDownLatch finishFirst = new CountDownLatch(1);
-
-    @BeforeAll
-    static void startBroker() {
-        broker = E2e.broker(false);
-        client = AmqpTestClient.connect(broker);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
 
     @AfterEach
     void unblock() {

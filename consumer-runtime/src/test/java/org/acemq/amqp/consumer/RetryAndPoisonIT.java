@@ -14,8 +14,6 @@ import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.AmqpTestClient.ReceivedMessage;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,28 +23,9 @@ import org.junit.jupiter.api.Timeout;
  * exactly 3 handler runs was rejected by the runtime's count, not by Artemis.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class RetryAndPoisonIT {
+class RetryAndPoisonIT extends ArtemisTestBase {
 
     private static final int MAX_ATTEMPTS = 3;
-
-    private static EmbeddedArtemis broker;
-    private static AmqpTestClient client;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = E2e.broker(false);
-        client = AmqpTestClient.connect(broker);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
 
     private static Subscription.Builder subscription(String q, org.acemq.amqp.api.MessageHandler handler) {
         return Subscription.builder(q, handler).maxAttempts(MAX_ATTEMPTS).inProgressDelay(E2e.IN_PROGRESS_DELAY);

@@ -1,6 +1,8 @@
 package org.acemq.amqp.consumer;
 
 import java.net.URI;
+import java.time.Duration;
+import org.acemq.amqp.api.IdempotencyStore;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -48,6 +50,17 @@ final class ScriptedPeer {
         peer.expectDetach().respond();
         peer.expectEnd().respond();
         peer.expectClose().respond();
+    }
+
+    /**
+     * A consumer of the scripted peer (no reconnect) with this store, whose periodic credit check (1 minute) never
+     * fires during a test: every flow on the wire is one the script expects.
+     */
+    static AmqpConsumer.Builder consumer(ProtonTestServer peer, IdempotencyStore store) {
+        return AmqpConsumer.builder()
+                .connection(settings(peer).build())
+                .store(store)
+                .creditCheckInterval(Duration.ofMinutes(1));
     }
 
     static ConnectionSettings.Builder settings(ProtonTestServer peer) {

@@ -7,10 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -19,26 +16,7 @@ import org.junit.jupiter.api.Timeout;
  * the broker instead of being lost, the consumer pauses, and it resumes by itself when the store answers again.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class StoreOutageIT {
-
-    private static EmbeddedArtemis broker;
-    private static AmqpTestClient client;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = E2e.broker(false);
-        client = AmqpTestClient.connect(broker);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
+class StoreOutageIT extends ArtemisTestBase {
 
     @Test
     void aStoreOutageMidRunReleasesDeliveriesPausesAndResumesWithEveryMessageHandledOnce() {

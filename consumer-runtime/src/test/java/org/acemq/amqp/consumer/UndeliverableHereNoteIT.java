@@ -13,8 +13,6 @@ import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.Delivery;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.client.ReceiverOptions;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -33,28 +31,9 @@ import org.junit.jupiter.api.Timeout;
  * {@link RetryAndPoisonIT}).
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
-class UndeliverableHereNoteIT {
+class UndeliverableHereNoteIT extends ArtemisTestBase {
 
     private static final Duration NOTHING_WITHIN = Duration.ofMillis(500);
-
-    private static EmbeddedArtemis broker;
-    private static AmqpTestClient client;
-
-    @BeforeAll
-    static void startBroker() {
-        broker = E2e.broker(false);
-        client = AmqpTestClient.connect(broker);
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (client != null) {
-            client.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-    }
 
     @Test
     void undeliverableHereStrandsTheMessageOnItsLinkWhileRejectDeadLettersItAtOnce() throws Exception {

@@ -63,11 +63,8 @@ class WireAbortedTransferTest {
             peer.expectFlow().withLinkCredit(2).withDeliveryCount(4);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(Subscription.builder("orders", e -> handled.add(e.body(String.class)))
                             .concurrency(1).prefetch(4).build())
                     .start()) {
@@ -172,10 +169,7 @@ class WireAbortedTransferTest {
             }
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
-                    .creditCheckInterval(Duration.ofMinutes(1))
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .subscribe(Subscription.builder("orders", e -> { }).concurrency(1).prefetch(2).build())
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);

@@ -5,7 +5,6 @@ import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -31,10 +30,7 @@ class WireAtLeastOnceTest {
             peer.expectFlow().withLinkCredit(2 + 5);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
-                    .creditCheckInterval(Duration.ofMinutes(1))
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .subscribe(Subscription.builder("orders", e -> { }).concurrency(2).prefetch(5).build())
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -61,11 +57,8 @@ class WireAtLeastOnceTest {
             peer.start();
 
             InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe("orders", e -> handled.add(e.body(String.class)))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -95,11 +88,8 @@ class WireAtLeastOnceTest {
             peer.expectFlow().withLinkCredit(20);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(Subscription.builder("orders", e -> handled.add(e.body(String.class)))
                             .concurrency(1).prefetch(19).build())
                     .start()) {

@@ -5,7 +5,6 @@ import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -63,11 +62,8 @@ class WireAtMostOnceTest {
             transfer(peer, 1, "evt-2", "two", true);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -98,11 +94,8 @@ class WireAtMostOnceTest {
             transfer(peer, 1, "evt-1", "copy", true);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -135,11 +128,8 @@ class WireAtMostOnceTest {
             transfer(peer, 0, "evt-9", "boom", true);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(atMostOnce("events", e -> {
                         handled.add(e.body(String.class));
                         throw new IllegalStateException("handler failed");
@@ -176,11 +166,8 @@ class WireAtMostOnceTest {
             peer.expectDisposition().withFirst(1).withSettled(true).withState().accepted();
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -212,11 +199,8 @@ class WireAtMostOnceTest {
             transfer(peer, 1, "evt-2", "two", true);
             peer.start();
 
-            AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(atMostOnce("events", e -> {
                         handled.add(e.body(String.class));
                         if ("one".equals(e.body(String.class))) {

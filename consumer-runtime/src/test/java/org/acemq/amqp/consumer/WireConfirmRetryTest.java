@@ -37,11 +37,8 @@ class WireConfirmRetryTest {
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 50, 1, 1);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .storeRetryDelay(Duration.ofMillis(20), Duration.ofMillis(50))
                     .subscribe(Subscription.builder("orders", e -> handled.incrementAndGet())
                             .concurrency(1).prefetch(1).build())
@@ -75,11 +72,8 @@ class WireConfirmRetryTest {
             peer.start();
 
             long start = System.nanoTime();
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .confirmTimeout(Duration.ofMillis(400))
                     .subscribe(Subscription.builder("orders", e -> { }).concurrency(1).prefetch(1).build())
                     .start()) {

@@ -55,10 +55,7 @@ class WireCreditTest {
             peer.expectFlow().withLinkCredit(8).withDeliveryCount(0);
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 100, 1, 1);
             peer.start();
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
-                    .creditCheckInterval(Duration.ofMinutes(1))
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .subscribe(Subscription.builder("orders", e -> {
                         String body = e.body(String.class);
                         started.add(body);
@@ -251,11 +248,8 @@ class WireCreditTest {
             peer.expectFlow().withLinkCredit(10);
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 100, 1, 1);
             peer.start();
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer == null ? ConsumerObserver.NOOP : observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(subscription.concurrency(1).prefetch(9).build())
                     .start()) {
                 await().until(() -> consumer.health().subscriptions().get(0).credit() == 10);

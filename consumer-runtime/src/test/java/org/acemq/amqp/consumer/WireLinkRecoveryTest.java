@@ -5,7 +5,6 @@ import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -58,11 +57,8 @@ class WireLinkRecoveryTest {
                     .withMessageFormat(0).withPayload(encoded("ord-1", "one")).queue();
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(Subscription.builder("orders", e -> {
                         handled.add(e.body(String.class));
                         handlerEntered.countDown();

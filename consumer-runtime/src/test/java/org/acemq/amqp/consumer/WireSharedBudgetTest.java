@@ -52,10 +52,7 @@ class WireSharedBudgetTest {
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 200, 2, 1);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
-                    .creditCheckInterval(Duration.ofMinutes(1))
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .maxInFlightPerConnection(4)
                     .subscribe(Subscription.builder("queue-a", e -> {
                         String body = e.body(String.class);
@@ -116,11 +113,8 @@ class WireSharedBudgetTest {
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 200, 2, 1);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .storeRetryDelay(Duration.ofMillis(50), Duration.ofMillis(100))
                     .subscribe(Subscription.builder("queue-a", e -> handled.add(e.body(String.class)))
                             .name("a").sessionGroup("g").concurrency(1).prefetch(1).build())

@@ -106,11 +106,8 @@ class WireTransactionalTest {
                     .withCapture(t -> dischargeId.set(t.getDeliveryId().longValue()));
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(transactional(e -> handled.add(e.body(String.class)), 2, Duration.ofMinutes(1)))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -153,11 +150,8 @@ class WireTransactionalTest {
                     .withCapture(t -> dischargeId.set(t.getDeliveryId().longValue()));
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(transactional(e -> {
                         if ("fail".equals(e.body(String.class))) {
                             throw new IllegalStateException("transient");
@@ -204,11 +198,8 @@ class WireTransactionalTest {
             peer.expectDeclare().accept(TXN3);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(transactional(e -> { }, 10, Duration.ofMillis(400)))
                     .start()) {
                 peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
@@ -244,11 +235,8 @@ class WireTransactionalTest {
             peer.expectDeclare().accept(TXN2);
             peer.start();
 
-            try (AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(store)
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(transactional(e -> handled.add(e.body(String.class)), 2, Duration.ofMinutes(1)))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -293,11 +281,8 @@ class WireTransactionalTest {
             expectTransactionalAccept(peer, TXN1);
             peer.start();
 
-            AmqpConsumer consumer = AmqpConsumer.builder()
-                    .connection(ScriptedPeer.settings(peer).build())
-                    .store(InMemoryIdempotencyStore.ofDefaults())
+            AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
                     .observer(observer)
-                    .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(transactional(e -> handled.add(e.body(String.class)), 10, Duration.ofMinutes(1)))
                     .start();
             CompletableFuture<Void> closing = null;

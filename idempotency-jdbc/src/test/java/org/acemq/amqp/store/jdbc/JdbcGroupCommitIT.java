@@ -2,6 +2,7 @@ package org.acemq.amqp.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -21,10 +22,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.jdbc.internal.GroupCommit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -150,6 +153,7 @@ class JdbcGroupCommitIT {
         final Future<Claim> leader;
         final ExecutorService threads = Executors.newCachedThreadPool();
         final List<Thread> started = new CopyOnWriteList();
+        final AtomicInteger submitted = new AtomicInteger();
         volatile boolean leaderInterruptedAfterwards;
 
         Blocker(JdbcIdempotencyStore store) throws Exception {
@@ -164,39 +168,38 @@ class JdbcGroupCommitIT {
                 leaderInterruptedAfterwards = Thread.currentThread().isInterrupted();
                 return c;
             });
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (((Number) db.column("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
-                    .get(0)).intValue() == 0) {
-                assertThat(System.nanoTime()).as("the leader waits for the row lock").isLessThan(deadline);
-                Thread.sleep(20);
-            }
+            await("the leader waits for the row lock").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> lockWaiters() > 0);
         }
 
         <T> Future<T> submit(Callable<T> task) {
+            submitted.incrementAndGet();
             return threads.submit(() -> {
                 started.add(Thread.currentThread());
                 return task.call();
             });
         }
 
-        /** Waits until every started task is waiting (for the lock, or queued for the next batch). */
-        void awaitParkedOrBlocked() throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                boolean all = !started.isEmpty();
-                for (Thread t : started) {
-                    Thread.State s = t.getState();
-                    // the leader waits on the socket (RUNNABLE in native code); the others park
-                    all &= s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING
-                            || (t == started.get(0) && s == Thread.State.RUNNABLE);
-                }
-                if (all) {
-                    Thread.sleep(200); // settle: a task that just started may not have queued yet
-                    return;
-                }
-            }
-            throw new AssertionError("tasks did not queue up");
+        /**
+         * Waits until every submitted task has started and is queued for the next batch: the leader still waits for
+         * the row lock (in native socket code, so RUNNABLE; checked through pg_stat_activity), every other task is
+         * parked in a group-commit lane, which it only does after queueing its request.
+         */
+        void awaitParkedOrBlocked() {
+            await("tasks queue up behind the blocked leader").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> {
+                        List<Thread> tasks = List.copyOf(started);
+                        if (tasks.size() != submitted.get() || lockWaiters() == 0) {
+                            return false;
+                        }
+                        for (Thread t : tasks.subList(1, tasks.size())) {
+                            if (t.getState() != Thread.State.WAITING
+                                    || !(LockSupport.getBlocker(t) instanceof GroupCommit.Lane<?>)) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    });
         }
 
         @Override
@@ -270,6 +273,12 @@ class JdbcGroupCommitIT {
         assertThat(store.acquire("to-release")).isEqualTo(new Claim("to-release", ClaimResult.CLAIMED, 2));
         assertThat(store.acquire("stale")).isEqualTo(new Claim("stale", ClaimResult.CLAIMED, 3));
         assertThat(peer.confirm(other)).isTrue();
+    }
+
+    /** @return backends waiting for a lock: the leader's statement, blocked on the row the test holds */
+    private static int lockWaiters() {
+        return ((Number) db.column("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").get(0))
+                .intValue();
     }
 
     private static int count(List<Future<Boolean>> futures, boolean value) throws Exception {
@@ -352,8 +361,8 @@ class JdbcGroupCommitIT {
             assertThat(queued.get(10, TimeUnit.SECONDS)).as("answered while the batch ahead still runs")
                     .isEqualTo("withdrawn");
             blocker.started.get(0).interrupt(); // the leader, executing its statement
-            Thread.sleep(200);
-            assertThat(blocker.leader.isDone()).as("an executing statement is not abandoned").isFalse();
+            await("an executing statement is not abandoned").during(Duration.ofMillis(200))
+                    .atMost(Duration.ofSeconds(10)).until(() -> !blocker.leader.isDone() && lockWaiters() > 0);
             blocker.close();
             assertThat(blocker.leaderInterruptedAfterwards).as("the interrupt flag is set again").isTrue();
         }

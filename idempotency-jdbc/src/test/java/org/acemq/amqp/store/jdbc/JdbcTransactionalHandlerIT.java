@@ -2,6 +2,7 @@ package org.acemq.amqp.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -324,12 +325,9 @@ class JdbcTransactionalHandlerIT {
                 secondPid = rs.getInt(1);
             }
             Future<TransactionalConfirm> waiting = threads.submit(() -> storeB.confirmInTransaction(second, b));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!"Lock".equals(db.column("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", secondPid)
-                    .get(0))) {
-                assertThat(System.nanoTime()).as("the second confirm blocks on the row lock").isLessThan(deadline);
-                Thread.sleep(10);
-            }
+            await("the second confirm blocks on the row lock").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> "Lock".equals(
+                            db.column("SELECT wait_event_type FROM pg_stat_activity WHERE pid = ?", secondPid).get(0)));
             assertThat(waiting).as("blocked on the first transaction's row lock").isNotDone();
             first.rollback();
             assertThat(waiting.get(30, TimeUnit.SECONDS)).as("the first rolled back: the second wins")
