@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -217,28 +219,8 @@ public final class JdbcGroupCommit {
         for (ClaimRequest r : batch) {
             firstById.putIfAbsent(r.id, r);
         }
-        List<ClaimRequest> firsts = new ArrayList<>(firstById.values());
-        firsts.sort((a, b) -> a.id.compareTo(b.id));
-        String[] ids = new String[firsts.size()];
-        Integer[] attempts = new Integer[firsts.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = firsts.get(i).id;
-            attempts[i] = firsts.get(i).claim.attempt();
-        }
-        Set<String> held = execute("confirm", batch, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.confirmClaims)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                ps.setArray(2, c.createArrayOf("int4", attempts));
-                ps.setObject(3, owner);
-                Set<String> rows = new HashSet<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(rs.getString(1));
-                    }
-                }
-                return rows;
-            }
-        });
+        Set<String> held = runClaimArrays("confirm", batch, firstById.values(), sql.confirmClaims,
+                rs -> rs.getString(1));
         for (ClaimRequest r : batch) {
             boolean isFirst = firstById.get(r.id) == r;
             r.complete(isFirst && held.contains(r.id) && r.claim.claimed());
@@ -255,28 +237,8 @@ public final class JdbcGroupCommit {
         for (ClaimRequest r : batch) {
             pairs.putIfAbsent(r.claim.attempt() + ":" + r.id, r);
         }
-        List<ClaimRequest> firsts = new ArrayList<>(pairs.values());
-        firsts.sort((a, b) -> a.id.compareTo(b.id));
-        String[] ids = new String[firsts.size()];
-        Integer[] attempts = new Integer[firsts.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = firsts.get(i).id;
-            attempts[i] = firsts.get(i).claim.attempt();
-        }
-        Set<String> released = execute("release", batch, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.releaseClaims)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                ps.setArray(2, c.createArrayOf("int4", attempts));
-                ps.setObject(3, owner);
-                Set<String> rows = new HashSet<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(rs.getInt(2) + ":" + rs.getString(1));
-                    }
-                }
-                return rows;
-            }
-        });
+        Set<String> released = runClaimArrays("release", batch, pairs.values(), sql.releaseClaims,
+                rs -> rs.getInt(2) + ":" + rs.getString(1));
         for (ClaimRequest r : batch) {
             String key = r.claim.attempt() + ":" + r.id;
             r.complete(pairs.get(key) == r && released.contains(key));
@@ -285,10 +247,45 @@ public final class JdbcGroupCommit {
 
     // ------------------------------------------------------------------------------------------------ plumbing
 
+    /** Reads the key of one result row. */
+    @FunctionalInterface
+    private interface RowKey {
+        String of(ResultSet row) throws SQLException;
+    }
+
+    /**
+     * Runs a statement over the claims of {@code distinct} (sorted by id, so locks are taken in id order) with the
+     * parameters (ids[], attempts[], owner), and returns the keys of the rows it returned.
+     */
+    private Set<String> runClaimArrays(String operation, List<ClaimRequest> batch, Collection<ClaimRequest> distinct,
+                                       String statement, RowKey rowKey) {
+        List<ClaimRequest> sorted = new ArrayList<>(distinct);
+        sorted.sort(Comparator.comparing(r -> r.id));
+        String[] ids = new String[sorted.size()];
+        Integer[] attempts = new Integer[sorted.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = sorted.get(i).id;
+            attempts[i] = sorted.get(i).claim.attempt();
+        }
+        return execute(operation, batch, c -> {
+            try (PreparedStatement ps = c.prepareStatement(statement)) {
+                ps.setArray(1, c.createArrayOf("text", ids));
+                ps.setArray(2, c.createArrayOf("int4", attempts));
+                ps.setObject(3, owner);
+                Set<String> rows = new HashSet<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(rowKey.of(rs));
+                    }
+                }
+                return rows;
+            }
+        });
+    }
+
     /**
      * Runs one batch statement, retrying a deadlock victim; on failure answers every request with an exception of
-     * its own and returns null (the caller then completes nothing: {@link GroupCommit.Request#complete} ignores
-     * requests already failed).
+     * its own and rethrows.
      */
     private <T, Q extends NamedRequest<?>> T execute(String operation, List<Q> batch, SqlCall<T> call) {
         for (int attempt = 0;; attempt++) {
