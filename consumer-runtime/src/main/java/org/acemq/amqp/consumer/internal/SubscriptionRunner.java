@@ -221,26 +221,38 @@ final class SubscriptionRunner {
     }
 
     private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
-        workers.execute(take(delivery));
-        if (!creditOutstanding()) {
+        boolean creditExhausted = takeCredit();
+        workers.execute(track(delivery));
+        if (creditExhausted) {
             // Free slots below the top-up threshold are granted as soon as no credit is left, not only when the next
             // delivery finishes.
             tryGrant();
         }
     }
 
-    /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
-    private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
+    /** Moves one received delivery from credit to held; returns whether that used up the link's credit. */
+    private boolean takeCredit() {
         lock.lock();
         try {
             credit = Math.max(0, credit - 1);
             held++;
+            return credit == 0;
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Tracks a delivery already counted as held until {@link #finished(DeliveryTask)}. */
+    private DeliveryTask track(org.apache.qpid.protonj2.client.Delivery delivery) {
         DeliveryTask task = new DeliveryTask(this, delivery, runtime.connectionGeneration(), linkGeneration);
         inFlight.put(task, Boolean.TRUE);
         return task;
+    }
+
+    /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
+    private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
+        takeCredit();
+        return track(delivery);
     }
 
     /**
