@@ -2,7 +2,6 @@ package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -397,7 +396,8 @@ final class SubscriptionRunner {
         resyncRequested = true;
     }
 
-    private void finished(DeliveryTask task) {
+    /** Frees the delivery's slot (once); for transactional settles, called after the discharge. */
+    void finished(DeliveryTask task) {
         if (!task.markFinished()) {
             return;
         }
@@ -861,9 +861,6 @@ final class SubscriptionRunner {
         }
     }
 
-    void finishedAfterCommit(DeliveryTask task) {
-        finished(task);
-    }
 
     private static String truncate(String description) {
         if (description == null || description.length() <= MAX_DESCRIPTION) {
@@ -990,13 +987,5 @@ final class SubscriptionRunner {
 
     String lastError() {
         return lastError;
-    }
-
-    List<DeliveryTask> inFlightTasks() {
-        return List.copyOf(inFlight.keySet());
-    }
-
-    Session session() {
-        return session;
     }
 }

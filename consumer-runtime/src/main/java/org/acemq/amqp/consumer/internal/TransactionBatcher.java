@@ -68,7 +68,7 @@ final class TransactionBatcher {
         if (!runner.isCurrent(task)) {
             // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
             observer.abandoned(runner.name);
-            runner.finishedAfterCommit(task);
+            runner.finished(task);
             return;
         }
         if (!active || stale) {
@@ -85,12 +85,12 @@ final class TransactionBatcher {
                 } else {
                     observer.abandoned(runner.name);
                 }
-                runner.finishedAfterCommit(task);
+                runner.finished(task);
                 return;
             }
             if (!runner.sendDisposition(task, outcome, condition, description)) {
                 observer.abandoned(runner.name);
-                runner.finishedAfterCommit(task);
+                runner.finished(task);
                 return;
             }
             synchronized (pending) {
@@ -157,7 +157,7 @@ final class TransactionBatcher {
     private void abandon(List<Pending> batch) {
         for (Pending p : batch) {
             observer.abandoned(runner.name);
-            runner.finishedAfterCommit(p.task());
+            runner.finished(p.task());
         }
     }
 
@@ -220,7 +220,7 @@ final class TransactionBatcher {
                 } else {
                     observer.abandoned(runner.name);
                 }
-                runner.finishedAfterCommit(p.task());
+                runner.finished(p.task());
             }
             if (beginNext && !stopped) {
                 try {
