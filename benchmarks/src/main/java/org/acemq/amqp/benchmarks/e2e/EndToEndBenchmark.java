@@ -63,6 +63,8 @@ public final class EndToEndBenchmark {
         int rounds = 3;
         int pgMessages = 20_000;
         int pgConcurrency = 16;
+        int pgInFlight = 4;
+        int pgBatch = JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_BATCH;
         int ioPerWorker = 200;
         int latencySeconds = 8;
         int storePreload = 500_000;
@@ -94,6 +96,8 @@ public final class EndToEndBenchmark {
                             case "--rounds" -> o.rounds = Integer.parseInt(v);
                             case "--pg-messages" -> o.pgMessages = Integer.parseInt(v);
                             case "--pg-concurrency" -> o.pgConcurrency = Integer.parseInt(v);
+                            case "--pg-in-flight" -> o.pgInFlight = Integer.parseInt(v);
+                            case "--pg-batch" -> o.pgBatch = Integer.parseInt(v);
                             case "--io-per-worker" -> o.ioPerWorker = Integer.parseInt(v);
                             case "--latency-seconds" -> o.latencySeconds = Integer.parseInt(v);
                             case "--store-preload" -> o.storePreload = Integer.parseInt(v);
@@ -250,8 +254,8 @@ public final class EndToEndBenchmark {
                 + "handler, at-least-once. In-memory store: a fresh unbounded store per measurement, pre-loaded with "
                 + String.format(Locale.ROOT, "%,d", options.storePreload) + " confirmed ids (steady-state table size, no eviction). "
                 + "PostgreSQL store: ").append(postgres == null ? "not measured (--no-postgres)"
-                        : String.format(Locale.ROOT, "JdbcIdempotencyStore, HikariCP pool %d, fresh table, %,d "
-                                + "messages", options.pgConcurrency + 2, options.pgMessages))
+                        : String.format(Locale.ROOT, "JdbcIdempotencyStore, HikariCP pool %d, group commit (maxBatch %d, maxInFlight %d), fresh table, %,d "
+                                + "messages", options.pgInFlight + 2, options.pgBatch, options.pgInFlight, options.pgMessages))
                 .append(". Time runs from connecting until the link is closed (the detach reply proves the broker "
                         + "processed every disposition). CPU excludes PostgreSQL's own processes.\n\n");
     }
@@ -285,12 +289,12 @@ public final class EndToEndBenchmark {
                 if (mode.startsWith("memory")) {
                     yield runtime(mode, queue, n, threads, 1000 - threads, memoryStore(), e -> { });
                 }
-                try (HikariDataSource pool = postgres.pool(threads + 2, "store")) {
+                try (HikariDataSource pool = postgres.pool(options.pgInFlight + 2, "store")) {
                     // Group commit is off by default (it loses below ~16 concurrent callers); the throughput row
                     // measures the configuration meant for many handler threads.
                     JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool)
                             .tableName("acemq_bench_" + sequence.incrementAndGet())
-                            .groupCommit(JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_BATCH, Math.max(2, threads / 2))
+                            .groupCommit(options.pgBatch, options.pgInFlight)
                             .build();
                     store.createSchema();
                     try {
