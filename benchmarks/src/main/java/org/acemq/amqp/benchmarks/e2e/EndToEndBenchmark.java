@@ -48,7 +48,7 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * java -jar benchmarks/target/acemq-benchmarks.jar e2e [--messages 200000] [--rounds 3] [--warmup 30000]
  *      [--pg-messages 20000] [--pg-concurrency 16] [--jdbc-url URL --jdbc-user U --jdbc-password P | --no-postgres]
  *      [--io-per-worker 200] [--latency-seconds 8] [--latency-rounds 3] [--latency-publishers 4]
- *      [--latency-probe-seconds 2] [--latency-rate N] [--only throughput,latency,io] [--out FILE]
+ *      [--latency-probe-seconds 2] [--latency-rate N] [--latency-pool4 true] [--only throughput,latency,io] [--out FILE]
  * </pre>
  */
 public final class EndToEndBenchmark {
@@ -71,6 +71,7 @@ public final class EndToEndBenchmark {
         int latencyPublishers = 4;
         double latencyProbeSeconds = 2;
         int latencyRate = 0;
+        boolean latencyPool4 = true;
         int storePreload = 500_000;
         boolean postgres = true;
         boolean brokerPersistent = false;
@@ -108,6 +109,7 @@ public final class EndToEndBenchmark {
                             case "--latency-publishers" -> o.latencyPublishers = Integer.parseInt(v);
                             case "--latency-probe-seconds" -> o.latencyProbeSeconds = Double.parseDouble(v);
                             case "--latency-rate" -> o.latencyRate = Integer.parseInt(v);
+                            case "--latency-pool4" -> o.latencyPool4 = Boolean.parseBoolean(v);
                             case "--store-preload" -> o.storePreload = Integer.parseInt(v);
                             case "--jdbc-url" -> o.jdbcUrl = v;
                             case "--jdbc-user" -> o.jdbcUser = v;
@@ -499,16 +501,22 @@ public final class EndToEndBenchmark {
         int total = (int) (rate * options.latencySeconds);
         log(String.format(Locale.ROOT, "latency at %,.0f msg/s for %d s, %d rounds", rate, options.latencySeconds,
                 options.latencyRounds));
-        // warm-up at the measured rate (dropped), then raw and runtime interleaved
-        for (String mode : new String[] {PacedLatency.RAW, PacedLatency.RUNTIME}) {
+        // warm-up at the measured rate (dropped), then raw, [raw-pool4,] runtime interleaved
+        List<String> modes = options.latencyPool4
+                ? List.of(PacedLatency.RAW, PacedLatency.RAW_POOL4, PacedLatency.RUNTIME)
+                : List.of(PacedLatency.RAW, PacedLatency.RUNTIME);
+        for (String mode : modes) {
             logRun("warm-up", paced.run(mode, rate, (int) Math.max(2_000, rate * 2), 0.1));
         }
-        List<PacedLatency.Run> raw = new ArrayList<>();
-        List<PacedLatency.Run> rt = new ArrayList<>();
+        Map<String, List<PacedLatency.Run>> runs = new LinkedHashMap<>();
         for (int round = 1; round <= options.latencyRounds; round++) {
-            raw.add(logRun("round " + round, paced.run(PacedLatency.RAW, rate, total, 0.1)));
-            rt.add(logRun("round " + round, paced.run(PacedLatency.RUNTIME, rate, total, 0.1)));
+            for (String mode : modes) {
+                runs.computeIfAbsent(mode, k -> new ArrayList<>())
+                        .add(logRun("round " + round, paced.run(mode, rate, total, 0.1)));
+            }
         }
+        List<PacedLatency.Run> raw = runs.get(PacedLatency.RAW);
+        List<PacedLatency.Run> rt = runs.get(PacedLatency.RUNTIME);
         long[] rawAll = concat(raw, PacedLatency.Run::fromScheduled);
         long[] rtAll = concat(rt, PacedLatency.Run::fromScheduled);
         boolean valid = raw.stream().allMatch(PacedLatency.Run::valid) && rt.stream().allMatch(PacedLatency.Run::valid);
@@ -519,29 +527,51 @@ public final class EndToEndBenchmark {
         sb.insert(0, String.format(Locale.ROOT, "### Added latency at half load (%s; %d s per measurement, %d "
                 + "measurements each, interleaved, after one warm-up each; first 10%% of each dropped)%n%n", definition,
                 options.latencySeconds, options.latencyRounds));
-        sb.append("| consumer | measurement | requested msg/s | reached msg/s | p50 | p99 | p99.9 | p99 from actual send "
-                + "| valid |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+        sb.append("| consumer | measurement | load (1 min) | requested msg/s | reached msg/s | p50 | p99 | p99.9 "
+                + "| p99 from actual send | valid |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (int i = 0; i < options.latencyRounds; i++) {
-            sb.append(latencyRow("raw protonj2 (receive + accept)", "round " + (i + 1), raw.get(i)));
-            sb.append(latencyRow("runtime + in-memory store, 4 threads", "round " + (i + 1), rt.get(i)));
+            for (String mode : modes) {
+                sb.append(latencyRow(consumerName(mode), "round " + (i + 1), runs.get(mode).get(i)));
+            }
         }
-        sb.append(latencyAll("raw protonj2 (receive + accept)", raw, rawAll));
-        sb.append(latencyAll("runtime + in-memory store, 4 threads", rt, rtAll));
+        for (String mode : modes) {
+            sb.append(latencyAll(consumerName(mode), runs.get(mode),
+                    concat(runs.get(mode), PacedLatency.Run::fromScheduled)));
+        }
         if (valid) {
-            sb.append(String.format(Locale.ROOT, "| **added by the runtime** | all | | | **%s** | **%s** | **%s** | | |%n",
+            sb.append(String.format(Locale.ROOT, "| **added by the runtime** | all | | | | **%s** | **%s** | **%s** | | |%n",
                     micros(added50 * 1e3), micros(added99 * 1e3), micros(added999 * 1e3)));
             for (int i = 0; i < options.latencyRounds; i++) {
-                long[] a = raw.get(i).fromScheduled();
-                long[] b = rt.get(i).fromScheduled();
-                sb.append(String.format(Locale.ROOT, "| added by the runtime | round %d | | | %s | %s | %s | | |%n",
-                        i + 1, micros(pct(b, 50) - pct(a, 50)), micros(pct(b, 99) - pct(a, 99)),
-                        micros(pct(b, 99.9) - pct(a, 99.9))));
+                sb.append(addedRow("added by the runtime", "round " + (i + 1), raw.get(i).fromScheduled(),
+                        rt.get(i).fromScheduled()));
+            }
+            if (options.latencyPool4) {
+                sb.append(addedRow("of which one thread hop? (raw-pool4 − raw)", "all", rawAll,
+                        concat(runs.get(PacedLatency.RAW_POOL4), PacedLatency.Run::fromScheduled)));
             }
             sb.append('\n');
-            sb.append(String.format(Locale.ROOT, "Target: added p99 ≤ 1 ms: %s.%n%n", added99 <= 1000 ? "**met**"
-                    : "not met"));
+            // the target is a 1 ms difference; say so when the baseline itself moves more than that between rounds
+            double worstRound = Double.NEGATIVE_INFINITY;
+            double rawMin = Double.POSITIVE_INFINITY;
+            double rawMax = Double.NEGATIVE_INFINITY;
+            for (int i = 0; i < options.latencyRounds; i++) {
+                double r99 = pct(raw.get(i).fromScheduled(), 99);
+                worstRound = Math.max(worstRound, pct(rt.get(i).fromScheduled(), 99) - r99);
+                rawMin = Math.min(rawMin, r99);
+                rawMax = Math.max(rawMax, r99);
+            }
+            boolean met = added99 <= 1000 && worstRound <= 1e6;
+            double noise = (rawMax - rawMin) / 1e3;
+            sb.append(String.format(Locale.ROOT, "Target: added p99 ≤ 1 ms (over all samples and in every round): "
+                    + "%s; worst round %s.", met ? "**met**" : "not met", micros(worstRound)));
+            if (noise > 1000) {
+                sb.append(String.format(Locale.ROOT, " **Inconclusive at this machine load:** raw protonj2's own p99 "
+                        + "moved by %s between rounds (%s to %s), more than the 1 ms being tested; re-run on a "
+                        + "quieter machine.", micros(noise * 1e3), micros(rawMin), micros(rawMax)));
+            }
+            sb.append("\n\n");
         } else {
-            sb.append("| **added by the runtime** | | | | not measurable | not measurable | not measurable | | |\n\n");
+            sb.append("| **added by the runtime** | | | | | not measurable | not measurable | not measurable | | |\n\n");
             sb.append("Target: added p99 ≤ 1 ms: not measurable (a measurement missed the requested rate by more "
                     + "than 5 % or lost messages).\n\n");
         }
@@ -552,7 +582,10 @@ public final class EndToEndBenchmark {
                 + "(runtime) or receive() (raw) sees the message, System.nanoTime() in one JVM; \"from actual send\" "
                 + "starts at the send() call instead. A measurement is valid if the publishers reach ≥ 95 %% of the "
                 + "requested rate and every message arrives. Added latency = runtime percentile − raw percentile "
-                + "over all kept samples.%n%n", options.latencyPublishers));
+                + "over all kept samples. Diagnostic `raw-pool4` (not part of the target): raw protonj2 whose "
+                + "receiving thread hands each delivery to a 4-thread pool that records and accepts: the runtime's "
+                + "extra thread hop without the runtime. Load (1 min) is /proc/loadavg when the measurement "
+                + "started (2 cores).%n%n", options.latencyPublishers));
         return sb.toString();
     }
 
@@ -572,9 +605,23 @@ public final class EndToEndBenchmark {
         return r;
     }
 
+    private static String consumerName(String mode) {
+        return switch (mode) {
+            case PacedLatency.RAW -> "raw protonj2 (receive + accept)";
+            case PacedLatency.RAW_POOL4 -> "diagnostic: raw-pool4 (receive, hand-off, accept)";
+            default -> "runtime + in-memory store, 4 threads";
+        };
+    }
+
+    private static String addedRow(String what, String round, long[] base, long[] other) {
+        return String.format(Locale.ROOT, "| %s | %s | | | | %s | %s | %s | | |%n", what, round,
+                micros(pct(other, 50) - pct(base, 50)), micros(pct(other, 99) - pct(base, 99)),
+                micros(pct(other, 99.9) - pct(base, 99.9)));
+    }
+
     private static String latencyRow(String consumer, String what, PacedLatency.Run r) {
-        return String.format(Locale.ROOT, "| %s | %s | %,.0f | %,.0f | %s | %s | %s | %s | %s |%n", consumer, what,
-                r.requested(), r.reached(), micros(pct(r.fromScheduled(), 50)), micros(pct(r.fromScheduled(), 99)),
+        return String.format(Locale.ROOT, "| %s | %s | %s | %,.0f | %,.0f | %s | %s | %s | %s | %s |%n", consumer,
+                what, r.load(), r.requested(), r.reached(), micros(pct(r.fromScheduled(), 50)), micros(pct(r.fromScheduled(), 99)),
                 micros(pct(r.fromScheduled(), 99.9)), micros(pct(r.fromSent(), 99)), validity(r));
     }
 
@@ -582,7 +629,7 @@ public final class EndToEndBenchmark {
         long[] sent = concat(runs, PacedLatency.Run::fromSent);
         double reached = runs.stream().mapToDouble(PacedLatency.Run::reached).min().orElse(Double.NaN);
         boolean valid = runs.stream().allMatch(PacedLatency.Run::valid);
-        return String.format(Locale.ROOT, "| **%s** | all | %,.0f | ≥ %,.0f | **%s** | **%s** | **%s** | %s | %s |%n",
+        return String.format(Locale.ROOT, "| **%s** | all | | %,.0f | ≥ %,.0f | **%s** | **%s** | **%s** | %s | %s |%n",
                 consumer, runs.get(0).requested(), reached, micros(pct(all, 50)), micros(pct(all, 99)),
                 micros(pct(all, 99.9)), micros(pct(sent, 99)), valid ? "yes" : "**no**");
     }

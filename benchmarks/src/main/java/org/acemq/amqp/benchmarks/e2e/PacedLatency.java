@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -59,6 +62,8 @@ final class PacedLatency {
 
     static final String RAW = "raw";
     static final String RUNTIME = "memory-4";
+    /** Diagnostic: raw protonj2 plus the one thread hop the runtime adds (receiving thread → 4-thread pool). */
+    static final String RAW_POOL4 = "raw-pool4";
     private static final String HOST = "127.0.0.1";
     private static final int STAMP_SCHEDULED = 0;
     private static final int STAMP_SENT = 8;
@@ -79,7 +84,7 @@ final class PacedLatency {
 
     /** One paced measurement: latencies in ns (sorted, warm-up dropped) and what the publishers achieved. */
     record Run(String mode, double requested, double reached, long[] fromScheduled, long[] fromSent, int received,
-               int total, long backlogAtEnd, long drainNanos) {
+               int total, long backlogAtEnd, long drainNanos, String load) {
         boolean rateMet() {
             return reached >= 0.95 * requested;
         }
@@ -104,7 +109,12 @@ final class PacedLatency {
     Run run(String mode, double rate, int total, double dropFraction) throws Exception {
         String queue = env.queue("latency." + mode);
         Recorder rec = new Recorder(total);
-        try (Sink sink = mode.equals(RAW) ? new RawSink(queue, rec) : new RuntimeSink(queue, rec)) {
+        String load = BenchEnv.loadAverage();
+        try (Sink sink = switch (mode) {
+            case RAW -> new RawSink(queue, rec, 0);
+            case RAW_POOL4 -> new RawSink(queue, rec, 4);
+            default -> new RuntimeSink(queue, rec);
+        }) {
             Publishers pub = new Publishers(queue, total);
             try {
                 System.gc();
@@ -116,7 +126,7 @@ final class PacedLatency {
                 long drain = all ? rec.lastArrival - end : -1;
                 int from = (int) (total * dropFraction);
                 return new Run(mode, rate, reached, rec.sorted(rec.fromScheduled, from), rec.sorted(rec.fromSent, from),
-                        rec.received.get(), total, backlog, Math.max(0, drain));
+                        rec.received.get(), total, backlog, Math.max(0, drain), load.split(" ")[0]);
             } finally {
                 pub.close();
             }
@@ -269,30 +279,54 @@ final class PacedLatency {
         void close() throws Exception;
     }
 
-    /** protonj2 receiver, credit window 1000, manual accept: receive, decode, record, accept on one thread. */
+    /**
+     * protonj2 receiver, credit window 1000, manual accept. Without a pool: receive, decode, record, accept on one
+     * thread. With a pool: the receiving thread hands each delivery to the pool, which decodes, records and accepts
+     * (≤ 1000 in flight), the shape of the runtime's dispatcher → worker hand-off without the runtime.
+     */
     private final class RawSink implements Sink {
         private final Connection connection;
         private final Receiver receiver;
         private final Thread thread;
+        private final ExecutorService pool;
         private volatile boolean stop;
 
-        RawSink(String queue, Recorder rec) throws Exception {
+        RawSink(String queue, Recorder rec, int poolThreads) throws Exception {
             connection = env.client().connect(HOST, env.port());
             receiver = connection.openReceiver(queue, new ReceiverOptions().creditWindow(1000).autoAccept(false));
             receiver.openFuture().get(30, TimeUnit.SECONDS);
+            pool = poolThreads > 0 ? Executors.newFixedThreadPool(poolThreads) : null;
+            Semaphore inFlight = new Semaphore(1000);
             thread = new Thread(() -> {
                 try {
                     while (!stop) {
                         Delivery d = receiver.receive(50, TimeUnit.MILLISECONDS);
-                        if (d != null) {
+                        if (d == null) {
+                            continue;
+                        }
+                        if (pool == null) {
                             rec.record((byte[]) d.message().body());
                             d.accept();
+                            continue;
                         }
+                        inFlight.acquire();
+                        pool.execute(() -> {
+                            try {
+                                rec.record((byte[]) d.message().body());
+                                d.accept();
+                            } catch (ClientException e) {
+                                e.printStackTrace();
+                            } finally {
+                                inFlight.release();
+                            }
+                        });
                     }
                 } catch (ClientException e) {
                     if (!stop) {
                         e.printStackTrace();
                     }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
             }, "raw-latency");
             thread.start();
@@ -302,6 +336,10 @@ final class PacedLatency {
         public void close() throws Exception {
             stop = true;
             thread.join(10_000);
+            if (pool != null) {
+                pool.shutdown();
+                pool.awaitTermination(10, TimeUnit.SECONDS);
+            }
             receiver.close();
             connection.close();
         }
