@@ -127,6 +127,26 @@ class JdbcTransactionalHandlerIT {
     }
 
     @Test
+    void theRuntimesConfirmIsQuietToo_whenGroupCommitRunsItThroughTheArrayStatement() throws Exception {
+        JdbcIdempotencyStore grouped = db.builder().lease(LEASE).retention(RETENTION).owner(storeA.owner())
+                .groupCommit(16, 1).arraySqlForSingletons(true).build();
+        Claim claim = grouped.acquire("m1");
+        Claim other = grouped.acquire("m2");
+        JdbcTransactionalHandler handler = JdbcTransactionalHandler.of(grouped, db.pool, insertEffect("A", () -> { }));
+
+        handler.handle(new TestEnvelope("m1", claim.attempt()));
+
+        assertThat(row("m1")).isEqualTo("1 " + storeA.owner() + " 1");
+        Object version = xmin("m1");
+        assertThat(grouped.confirm(claim)).as("same answer as the single-id statement: true").isTrue();
+        assertThat(xmin("m1")).as("and it wrote nothing").isEqualTo(version);
+        assertThat(row("m1")).as("the marker stays").isEqualTo("1 " + storeA.owner() + " 1");
+        assertThat(grouped.confirm(other)).as("a plain held claim still confirms").isTrue();
+        assertThat(row("m2")).isEqualTo("1 - 1");
+        assertThat(storeB.acquire("m1").result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
     void aFailingWorkLeavesNeitherEffectsNorConfirmAndItsExceptionReachesTheRuntimeUnchanged() {
         Claim claim = storeA.acquire("m1");
         PermanentMessageException permanent = new PermanentMessageException("no such customer");

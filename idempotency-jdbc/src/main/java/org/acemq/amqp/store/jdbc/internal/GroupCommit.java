@@ -21,8 +21,11 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *       An idle store therefore adds no delay: a lone caller runs its statement immediately.</li>
  *   <li>Otherwise it parks. Requests that arrive while statements are in flight accumulate in the queue and become
  *       the next batch. There is no timer anywhere.</li>
- *   <li>A leader whose batch is done hands its slot to the oldest waiting request of any lane (which wakes up and
- *       leads the next batch of its lane) or frees it, then returns with its own answer.</li>
+ *   <li>A leader whose batch is done answers its callers and then, while requests are waiting, <b>leads the next
+ *       batch itself</b> (of whichever lane has the oldest waiting request), up to {@value #MAX_CONSECUTIVE_BATCHES}
+ *       batches in a row, so that a busy slot never sits idle waiting for a woken thread to be scheduled. After that
+ *       it hands the slot to the oldest waiting request of any lane (which wakes up and leads the next batch of its
+ *       lane), or frees it when nothing waits, and returns with its own answer.</li>
  * </ol>
  *
  * <p>Every request of a batch is answered, one way or another, before its leader returns: by the lane's
@@ -37,6 +40,12 @@ import org.acemq.amqp.api.StoreUnavailableException;
  * a pool or driver fail the other callers' statement; the flag is restored afterwards.
  */
 public final class GroupCommit {
+
+    /**
+     * The most batches one thread leads in a row before it hands its slot on: bounds how long a leader's own caller
+     * waits beyond its own batch.
+     */
+    public static final int MAX_CONSECUTIVE_BATCHES = 8;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final int maxBatch;
@@ -110,7 +119,10 @@ public final class GroupCommit {
         final Thread thread = Thread.currentThread();
         long seq;                    // guarded by the GroupCommit lock
         boolean queued;              // guarded by the GroupCommit lock
-        boolean lead;                // guarded by the GroupCommit lock: promoted to lead the next batch of its lane
+        // written under the GroupCommit lock: promoted to lead the next batch of its lane. Volatile for the lock-free
+        // check of a woken caller: a request that is done is out of every queue, so it is never promoted afterwards,
+        // and a promotion before the answer is visible to whoever sees the answer (done is written later).
+        volatile boolean lead;
         volatile boolean done;
         private R answer;            // published by the write of done
         private RuntimeException failure;
@@ -218,8 +230,11 @@ public final class GroupCommit {
             }
             while (true) {
                 if (batch != null) {
-                    interrupted |= lead(batch);
+                    interrupted |= lead(this, batch);
                     batch = null;
+                }
+                if (q.done && !q.lead) {
+                    break; // answered, and not promoted: no need for the lock
                 }
                 lock.lock();
                 try {
@@ -271,9 +286,8 @@ public final class GroupCommit {
             return batch;
         }
 
-        /** Executes a batch on this thread, answers every request in it, then hands the slot on. */
-        private boolean lead(List<Q> batch) {
-            boolean interrupted = Thread.interrupted();
+        /** Executes a batch on this thread and answers every request in it. */
+        private void execute(List<Q> batch) {
             try {
                 executor.execute(batch);
             } catch (Throwable t) {
@@ -286,14 +300,7 @@ public final class GroupCommit {
                         q.fail(new IllegalStateException("group commit lane " + name + " left a request unanswered"));
                     }
                 }
-                lock.lock();
-                try {
-                    handOff();
-                } finally {
-                    lock.unlock();
-                }
             }
-            return interrupted;
         }
 
         @Override
@@ -302,8 +309,38 @@ public final class GroupCommit {
         }
     }
 
-    /** Under the lock: gives the caller's slot to the oldest waiting request without a leader, or frees it. */
-    private void handOff() {
+    /**
+     * Executes a batch on this thread, then keeps the slot busy: while requests wait (and at most
+     * {@value #MAX_CONSECUTIVE_BATCHES} batches in all) it takes the next batch of the lane with the oldest waiting
+     * request and executes that too; finally hands the slot on or frees it.
+     *
+     * @return whether the thread was interrupted (its flag is cleared while it executes batches)
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private boolean lead(Lane<?> first, List<?> firstBatch) {
+        boolean interrupted = Thread.interrupted();
+        Lane lane = first;
+        List batch = firstBatch;
+        for (int run = 1;; run++) {
+            lane.execute(batch);
+            interrupted |= Thread.interrupted();
+            lock.lock();
+            try {
+                Lane<?> next = run < MAX_CONSECUTIVE_BATCHES ? oldestWaiting() : null;
+                if (next == null) {
+                    handOff();
+                    return interrupted;
+                }
+                lane = next;
+                batch = next.drain();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Under the lock: the lane whose head request waited longest, of those without a promoted leader, or null. */
+    private Lane<?> oldestWaiting() {
         Lane<?> next = null;
         long oldest = Long.MAX_VALUE;
         for (Lane<?> lane : lanes) {
@@ -312,6 +349,12 @@ public final class GroupCommit {
                 next = lane;
             }
         }
+        return next;
+    }
+
+    /** Under the lock: gives the caller's slot to the oldest waiting request without a leader, or frees it. */
+    private void handOff() {
+        Lane<?> next = oldestWaiting();
         if (next == null) {
             inFlight--;
             return;

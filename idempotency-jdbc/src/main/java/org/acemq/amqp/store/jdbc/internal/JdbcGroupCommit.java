@@ -219,7 +219,7 @@ public final class JdbcGroupCommit {
         for (ClaimRequest r : batch) {
             firstById.putIfAbsent(r.id, r);
         }
-        Set<String> held = runClaimArrays("confirm", batch, firstById.values(), sql.confirmClaims,
+        Set<String> held = runClaimArrays("confirm", batch, firstById.values(), sql.confirmClaims, 4,
                 rs -> rs.getString(1));
         for (ClaimRequest r : batch) {
             boolean isFirst = firstById.get(r.id) == r;
@@ -237,7 +237,7 @@ public final class JdbcGroupCommit {
         for (ClaimRequest r : batch) {
             pairs.putIfAbsent(r.claim.attempt() + ":" + r.id, r);
         }
-        Set<String> released = runClaimArrays("release", batch, pairs.values(), sql.releaseClaims,
+        Set<String> released = runClaimArrays("release", batch, pairs.values(), sql.releaseClaims, 3,
                 rs -> rs.getInt(2) + ":" + rs.getString(1));
         for (ClaimRequest r : batch) {
             String key = r.claim.attempt() + ":" + r.id;
@@ -255,10 +255,11 @@ public final class JdbcGroupCommit {
 
     /**
      * Runs a statement over the claims of {@code distinct} (sorted by id, so locks are taken in id order) with the
-     * parameters (ids[], attempts[], owner), and returns the keys of the rows it returned.
+     * parameters (ids[], attempts[], then the owner as parameters 3 to {@code ownerParameters}), and returns the keys
+     * of the rows it returned.
      */
     private Set<String> runClaimArrays(String operation, List<ClaimRequest> batch, Collection<ClaimRequest> distinct,
-                                       String statement, RowKey rowKey) {
+                                       String statement, int ownerParameters, RowKey rowKey) {
         List<ClaimRequest> sorted = new ArrayList<>(distinct);
         sorted.sort(Comparator.comparing(r -> r.id));
         String[] ids = new String[sorted.size()];
@@ -271,7 +272,9 @@ public final class JdbcGroupCommit {
             try (PreparedStatement ps = c.prepareStatement(statement)) {
                 ps.setArray(1, c.createArrayOf("text", ids));
                 ps.setArray(2, c.createArrayOf("int4", attempts));
-                ps.setObject(3, owner);
+                for (int i = 3; i <= ownerParameters; i++) {
+                    ps.setObject(i, owner);
+                }
                 Set<String> rows = new HashSet<>();
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
