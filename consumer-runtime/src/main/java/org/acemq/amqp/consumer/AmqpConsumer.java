@@ -28,9 +28,9 @@ import org.acemq.amqp.consumer.internal.RuntimeConfig;
  * }
  * }</pre>
  *
- * <p><b>Threading.</b> Each subscription has one dispatcher thread that takes deliveries from the client and a
- * bounded pool of {@link Subscription#concurrency()} worker threads that run the handler; nothing runs on the
- * protonj2 I/O thread. The number of deliveries a subscription holds (being handled, waiting, or promised by link
+ * <p><b>Threading.</b> Each subscription has {@link Subscription#concurrency()} handler threads, each taking the
+ * next delivery from the client and running the handler on it, and one control thread that looks after the link and
+ * its credit; nothing runs on the protonj2 I/O thread. The number of deliveries a subscription holds (being handled, waiting, or promised by link
  * credit) never exceeds {@link Subscription#maxInFlight()}: credit is granted by the runtime only as deliveries
  * complete. This class is thread-safe.
  *

@@ -7,7 +7,7 @@ import java.util.Map;
  * implementation; every method has an empty default so an implementation overrides
  * only what it needs.
  *
- * <p><b>Threading:</b> methods are called synchronously on the runtime's worker and dispatcher threads, concurrently.
+ * <p><b>Threading:</b> methods are called synchronously on the runtime's handler, control and scheduler threads, concurrently.
  * They must be thread-safe, fast and must not throw (an exception is logged and otherwise ignored). The
  * {@code subscription} argument is the subscription's {@linkplain Subscription#name() name}, a bounded value fit
  * for a metric tag; message ids are never passed.

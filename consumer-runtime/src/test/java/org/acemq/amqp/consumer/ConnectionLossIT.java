@@ -112,10 +112,13 @@ class ConnectionLossIT {
 
             await().atMost(Duration.ofSeconds(40)).until(() -> effects.total() >= TOTAL
                     && broker.messageCount(q) == 0);
-            // Every delivery held on the dead connection/link: handled (its effect happened, its claim was
-            // confirmed) but never settled, so the broker redelivered it and the store absorbed the copy.
-            await().until(() -> observer.abandoned.get() == held);
-            assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isGreaterThanOrEqualTo(held);
+            // Every delivery a handler thread held on the dead connection/link: handled (its effect happened, its
+            // claim was confirmed) but never settled, so the broker redelivered it and the store absorbed the copy.
+            // The others in hand were still queued in the client, untouched; the broker simply sends them again.
+            await().until(() -> observer.abandoned.get() >= CONCURRENCY);
+            assertThat(observer.abandoned.get()).isLessThanOrEqualTo(held);
+            assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE))
+                    .isGreaterThanOrEqualTo(observer.abandoned.get());
             assertThat(consumer.health().healthy()).isTrue();
         }
         assertThat(effects.total()).as("effects").isEqualTo(TOTAL);

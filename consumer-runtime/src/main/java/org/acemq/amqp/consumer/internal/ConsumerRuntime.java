@@ -69,11 +69,10 @@ public final class ConsumerRuntime {
 
     /**
      * @param config validated settings
-     * @param heartbeats runs lease heartbeats instead of the runtime's scheduler (tests), or null
+     * @param heartbeats runs lease heartbeats (tests drive their own), or null for the runtime's {@link SweepingHeartbeats}
      */
     public ConsumerRuntime(RuntimeConfig config, HeartbeatScheduler heartbeats) {
         this.config = config;
-        this.heartbeats = heartbeats;
         this.observer = new SafeObserver(config.observer());
         this.store = new StoreAccess(config.store(), observer);
         this.budget = new SharedBudget(config.maxInFlightPerConnection());
@@ -84,6 +83,7 @@ public final class ConsumerRuntime {
             return t;
         });
         this.scheduler.setRemoveOnCancelPolicy(true);
+        this.heartbeats = heartbeats != null ? heartbeats : new SweepingHeartbeats(scheduler);
         this.gate = new StoreGate(store, config.storeFailurePolicy(), observer, scheduler, config.storeRetryDelay(),
                 config.maxStoreRetryDelay(), this::pauseAll, this::wakeAll);
     }
@@ -394,10 +394,7 @@ public final class ConsumerRuntime {
     }
 
     ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long periodMillis) {
-        if (heartbeats != null) {
-            return heartbeats.scheduleAtFixedRate(task, Duration.ofMillis(periodMillis));
-        }
-        return scheduler.scheduleAtFixedRate(task, periodMillis, periodMillis, TimeUnit.MILLISECONDS);
+        return heartbeats.scheduleAtFixedRate(task, Duration.ofMillis(periodMillis));
     }
 
     /** Waits without holding anything; used between confirm retries on a worker thread. */

@@ -2,7 +2,7 @@ package org.acemq.amqp.consumer.internal;
 
 import org.apache.qpid.protonj2.client.Delivery;
 
-/** One delivery from the moment the dispatcher takes it until it is settled or abandoned. */
+/** One delivery from the moment a handler thread takes it until it is settled or abandoned. */
 final class DeliveryTask implements Runnable {
 
     final SubscriptionRunner runner;

@@ -1,8 +1,11 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -12,6 +15,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.Envelope;
@@ -38,12 +42,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs one subscription: its receiver, its dispatcher thread, its worker pool and its credit.
+ * Runs one subscription: its receiver, its handler threads, its control thread and its credit.
+ *
+ * <h2>Threads</h2>
+ * Each of the {@code concurrency} handler threads takes the next delivery from the receiver itself and processes it
+ * (no queue and no hand-off between threads on the way). The control thread re-attaches a lost link and drains idle
+ * credit; to drain or to stop it interrupts the handler threads that are blocked in {@code receive()}, and only
+ * those (see {@link #pullLoop}).
  *
  * <h2>Credit</h2>
  * The receiver has creditWindow 0: protonj2 grants nothing by itself. {@code credit} counts credit granted and not
- * yet taken by the dispatcher (it includes deliveries queued in the client); {@code held} counts deliveries taken and
- * not yet finished. Credit is granted only while {@code held + credit < maxInFlight}, so a slow handler stops the
+ * yet taken by a handler thread (it includes deliveries queued in the client); {@code held} counts deliveries taken
+ * and not yet finished. Credit is granted only while {@code held + credit < maxInFlight}, so a slow handler stops the
  * flow instead of filling a queue. Aborted transfers consume broker credit invisibly, and payload-less frames can
  * leave a session window closed until some link flow is written; both are repaired by draining a link that has been
  * idle with credit outstanding and re-granting from the drained state.
@@ -66,6 +76,15 @@ final class SubscriptionRunner {
     private final int threshold;
 
     private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled when handler threads may take deliveries again (a link is attached and no drain is counting). */
+    private final Condition intakeOpen = lock.newCondition();
+    /** Signalled when the last handler thread has left {@code receive()} while a drain or a stop waits for it. */
+    private final Condition quiet = lock.newCondition();
+    /** Handler threads inside {@code receive()} (guarded by {@code lock}; read without it only to interrupt them). */
+    private final Set<Thread> receiving = ConcurrentHashMap.newKeySet();
+    private final long pollMillis;
+    /** Deliveries the control thread took while every handler thread was busy (guarded by {@code lock}). */
+    private final ArrayDeque<DeliveryTask> pending = new ArrayDeque<>();
     private int held;
     private int credit;
     private boolean draining;
@@ -82,7 +101,7 @@ final class SubscriptionRunner {
     private final Map<DeliveryTask, Hold> holds = new ConcurrentHashMap<>();
     private final CountDownLatch stopSignal = new CountDownLatch(1);
     private final TransactionBatcher transactions;
-    private Thread dispatcher;
+    private Thread control;
     private long reattachDelayMillis = FIRST_REATTACH_DELAY.toMillis();
 
     private record Hold(ScheduledFuture<?> future, Runnable settle) {
@@ -96,6 +115,7 @@ final class SubscriptionRunner {
         this.observer = runtime.observer();
         this.budget = spec.maxInFlight();
         this.threshold = Math.max(1, budget / 4);
+        this.pollMillis = Math.max(1, Math.min(MAX_POLL_MILLIS, runtime.config().creditCheckInterval().toMillis()));
         AtomicInteger count = new AtomicInteger();
         String prefix = runtime.name() + "-" + name + "-worker-";
         this.workers = new ThreadPoolExecutor(spec.concurrency(), spec.concurrency(), 0, TimeUnit.MILLISECONDS,
@@ -113,17 +133,26 @@ final class SubscriptionRunner {
     // ------------------------------------------------------------------ lifecycle
 
     void start() throws ClientException {
-        receiver = openReceiver();
-        linkGeneration++;
-        // The idle period counts from now, not from construction: a slow attach must not make the dispatcher
+        Receiver r = openReceiver();
+        lock.lock();
+        try {
+            linkGeneration++;
+            receiver = r;
+        } finally {
+            lock.unlock();
+        }
+        // The idle period counts from now, not from construction: a slow attach must not make the control thread
         // drain the link before its first grant.
         lastActivityNanos = System.nanoTime();
         if (transactions != null) {
             transactions.start();
         }
-        dispatcher = new Thread(this::dispatchLoop, runtime.name() + "-" + name + "-dispatcher");
-        dispatcher.setDaemon(true);
-        dispatcher.start();
+        control = new Thread(this::controlLoop, runtime.name() + "-" + name + "-control");
+        control.setDaemon(true);
+        control.start();
+        for (int i = 0; i < spec.concurrency(); i++) {
+            workers.execute(this::pullLoop);
+        }
         tryGrant();
     }
 
@@ -166,10 +195,13 @@ final class SubscriptionRunner {
         return r;
     }
 
-    // ------------------------------------------------------------------ dispatcher
+    // ------------------------------------------------------------------ intake
 
-    private void dispatchLoop() {
-        long pollMillis = Math.min(MAX_POLL_MILLIS, runtime.config().creditCheckInterval().toMillis());
+    /**
+     * The control loop (one thread per subscription): re-attaches a lost link and drains/re-counts idle credit. It
+     * never touches a delivery: the handler threads take deliveries from the receiver themselves ({@link #pullLoop}).
+     */
+    private void controlLoop() {
         long idleNanos = runtime.config().creditCheckInterval().toNanos();
         while (!stopping) {
             Receiver r = receiver;
@@ -178,19 +210,19 @@ final class SubscriptionRunner {
                     reattach();
                     continue;
                 }
-                if (resyncRequested || (System.nanoTime() - lastActivityNanos >= idleNanos && creditOutstanding())) {
+                if (resyncRequested || (System.nanoTime() - lastActivityNanos >= idleNanos && creditIdle(r))) {
                     resync(r);
                     continue;
                 }
-                org.apache.qpid.protonj2.client.Delivery delivery = r.receive(pollMillis, TimeUnit.MILLISECONDS);
-                if (delivery != null) {
-                    lastActivityNanos = System.nanoTime();
-                    dispatch(delivery);
+                if (receiving.isEmpty()) {
+                    probeLink(r);
                 }
-            } catch (ClientLinkRemotelyClosedException e) {
-                if (!stopping) {
-                    linkLost(r, e);
+                if (stopSignal.await(pollMillis, TimeUnit.MILLISECONDS)) {
+                    return;
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             } catch (ClientIOException e) {
                 if (!stopping) {
                     lastError = "connection: " + Errors.describe(e);
@@ -202,7 +234,7 @@ final class SubscriptionRunner {
                     linkLost(r, e);
                 }
             } catch (RuntimeException e) {
-                LOG.error("Dispatcher of subscription '{}' failed unexpectedly; re-attaching", name, e);
+                LOG.error("Control loop of subscription '{}' failed unexpectedly; re-attaching", name, e);
                 if (!stopping) {
                     linkLost(r, e);
                 }
@@ -210,32 +242,147 @@ final class SubscriptionRunner {
         }
     }
 
-    private boolean creditOutstanding() {
-        lock.lock();
-        try {
-            return credit > 0;
-        } finally {
-            lock.unlock();
+    /**
+     * What each handler thread runs until the subscription stops: take the next delivery from the receiver, process
+     * it, repeat. Taking it on the thread that runs the handler costs no hand-off between threads (the client's I/O
+     * thread hands the delivery straight to a waiting handler thread, as for a bare protonj2 receiver).
+     */
+    private void pullLoop() {
+        Thread me = Thread.currentThread();
+        while (true) {
+            Receiver r;
+            DeliveryTask taken;
+            lock.lock();
+            try {
+                while (!stopping && pending.isEmpty() && (receiver == null || draining)) {
+                    intakeOpen.awaitUninterruptibly();
+                }
+                if (stopping) {
+                    return;
+                }
+                r = receiver;
+                taken = pending.pollFirst();
+                if (taken == null) {
+                    receiving.add(me);
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (taken != null) {
+                process(taken);
+                continue;
+            }
+            org.apache.qpid.protonj2.client.Delivery delivery = null;
+            ClientException failure = null;
+            RuntimeException unexpected = null;
+            try {
+                delivery = r.receive(pollMillis, TimeUnit.MILLISECONDS);
+            } catch (ClientException e) {
+                failure = e;
+            } catch (RuntimeException e) {
+                unexpected = e;
+            }
+            boolean creditExhausted = false;
+            lock.lock();
+            try {
+                receiving.remove(me);
+                if (delivery != null) {
+                    credit = Math.max(0, credit - 1);
+                    held++;
+                    creditExhausted = credit == 0;
+                }
+                if (receiving.isEmpty() && (draining || stopping)) {
+                    quiet.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+            // No interrupt is sent once this thread left the receiving set under the lock; clear one that came
+            // in between (it was meant for the receive, which has returned).
+            Thread.interrupted();
+            if (delivery != null) {
+                lastActivityNanos = System.nanoTime();
+                DeliveryTask task = track(delivery);
+                if (creditExhausted) {
+                    // Free slots below the top-up threshold are granted as soon as no credit is left, not only when
+                    // the next delivery finishes.
+                    tryGrant();
+                }
+                process(task);
+            } else if (failure != null) {
+                receiveFailed(r, failure);
+            } else if (unexpected != null) {
+                LOG.error("Receiving on subscription '{}' failed unexpectedly; re-attaching", name, unexpected);
+                if (!stopping) {
+                    linkLost(r, unexpected);
+                }
+            }
         }
     }
 
-    private void dispatch(org.apache.qpid.protonj2.client.Delivery delivery) {
-        boolean creditExhausted = takeCredit();
-        workers.execute(track(delivery));
+    private void receiveFailed(Receiver r, ClientException e) {
+        if (stopping || e.getCause() instanceof InterruptedException) {
+            return; // woken on purpose: to stop, or to let a drain re-count credit
+        }
+        if (e instanceof ClientIOException) {
+            lastError = "connection: " + Errors.describe(e);
+            runtime.connectionFailed(e);
+            lock.lock();
+            try {
+                stopping = true; // the connection is gone for good: no receive can succeed any more
+                intakeOpen.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            return;
+        }
+        linkLost(r, e);
+    }
+
+    /**
+     * Every handler thread is busy, so no receive() would notice a detach now: look at the link. tryReceive fails on
+     * a link the broker closed and writes nothing (unlike addCredit(0), whose flow would re-open the session window
+     * for this link only). A delivery it returns is counted and left for the next free handler thread; taken under
+     * the lock, and only while no handler thread is receiving, so it is still handled before any later one.
+     */
+    private void probeLink(Receiver r) throws ClientException {
+        boolean creditExhausted = false;
+        lock.lock();
+        try {
+            if (!receiving.isEmpty() || !pending.isEmpty() || draining || stopping || receiver != r) {
+                return; // a handler thread is receiving (it will notice), or one delivery is already set aside
+            }
+            org.apache.qpid.protonj2.client.Delivery d = r.tryReceive();
+            if (d == null) {
+                return;
+            }
+            lastActivityNanos = System.nanoTime();
+            credit = Math.max(0, credit - 1);
+            held++;
+            creditExhausted = credit == 0;
+            pending.addLast(track(d));
+            intakeOpen.signal();
+        } finally {
+            lock.unlock();
+        }
         if (creditExhausted) {
-            // Free slots below the top-up threshold are granted as soon as no credit is left, not only when the next
-            // delivery finishes.
             tryGrant();
         }
     }
 
-    /** Moves one received delivery from credit to held; returns whether that used up the link's credit. */
-    private boolean takeCredit() {
+    /** Under no lock: interrupts every handler thread blocked in {@code receive}, so that it returns now. */
+    private void wakeReceivers() {
+        for (Thread t : receiving) {
+            t.interrupt();
+        }
+    }
+
+    /** @return whether the link holds credit the broker has not used: granted, and not queued in the client */
+    private boolean creditIdle(Receiver r) throws ClientException {
+        long queued = r.queuedDeliveries();
         lock.lock();
         try {
-            credit = Math.max(0, credit - 1);
-            held++;
-            return credit == 0;
+            return credit > queued;
         } finally {
             lock.unlock();
         }
@@ -250,7 +397,13 @@ final class SubscriptionRunner {
 
     /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
     private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
-        takeCredit();
+        lock.lock();
+        try {
+            credit = Math.max(0, credit - 1);
+            held++;
+        } finally {
+            lock.unlock();
+        }
         return track(delivery);
     }
 
@@ -264,6 +417,7 @@ final class SubscriptionRunner {
         lock.lock();
         try {
             draining = true;
+            wakeReceivers();
         } finally {
             lock.unlock();
         }
@@ -278,6 +432,7 @@ final class SubscriptionRunner {
                 lock.lock();
                 try {
                     draining = false;
+                    intakeOpen.signalAll();
                 } finally {
                     lock.unlock();
                 }
@@ -286,13 +441,24 @@ final class SubscriptionRunner {
         } finally {
             lock.lock();
             try {
+                // Count only once no handler thread is between taking a delivery from the client's queue and
+                // counting it; the ones blocked in receive() were interrupted above and return at once.
+                while (!receiving.isEmpty() && !stopping) {
+                    wakeReceivers();
+                    quiet.await(10, TimeUnit.MILLISECONDS);
+                }
                 if (draining) {
                     int queued = (int) Math.min(Integer.MAX_VALUE, r.queuedDeliveries());
                     int outstanding = Math.min(credit, queued);
                     runtime.budget().release(credit - outstanding);
                     credit = outstanding;
                     draining = false;
+                    intakeOpen.signalAll();
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                draining = false;
+                intakeOpen.signalAll();
             } finally {
                 lock.unlock();
             }
@@ -301,24 +467,26 @@ final class SubscriptionRunner {
         tryGrant();
     }
 
+    /** The link of {@code r} is gone (once per link, from whichever thread noticed first): re-attach. */
     private void linkLost(Receiver r, Exception e) {
-        lastError = "link: " + Errors.describe(e);
-        LOG.warn("Link of subscription '{}' to '{}' was closed: {}; re-attaching", name, spec.address(), lastError);
-        linkGeneration++;
-        receiver = null;
         lock.lock();
         try {
+            if (r == null || receiver != r) {
+                return; // already handled
+            }
+            linkGeneration++;
+            receiver = null;
             runtime.budget().release(credit);
             credit = 0;
         } finally {
             lock.unlock();
         }
-        if (r != null) {
-            try {
-                r.close();
-            } catch (RuntimeException ignored) {
-                // already closed by the peer
-            }
+        lastError = "link: " + Errors.describe(e);
+        LOG.warn("Link of subscription '{}' to '{}' was closed: {}; re-attaching", name, spec.address(), lastError);
+        try {
+            r.close();
+        } catch (RuntimeException ignored) {
+            // already closed by the peer
         }
     }
 
@@ -333,8 +501,14 @@ final class SubscriptionRunner {
         }
         try {
             Receiver r = openReceiver();
-            linkGeneration++;
-            receiver = r;
+            lock.lock();
+            try {
+                linkGeneration++;
+                receiver = r;
+                intakeOpen.signalAll();
+            } finally {
+                lock.unlock();
+            }
             reattachDelayMillis = FIRST_REATTACH_DELAY.toMillis();
             LOG.info("Subscription '{}' re-attached to '{}'", name, spec.address());
             lastActivityNanos = System.nanoTime();
@@ -361,33 +535,39 @@ final class SubscriptionRunner {
         }
         lock.lock();
         try {
-            if (draining || r != receiver) {
-                return;
-            }
-            int free = budget - held - credit;
-            if (free <= 0 || (free < threshold && (credit > 0 || workers.getQueue().size() >= threshold))) {
-                // Below the top-up threshold, grant only when the link has no credit left AND the handlers are
-                // about to run dry; while a backlog of received deliveries waits for a handler, the slots are
-                // collected into one larger grant instead of one flow (and one I/O-thread round trip) per delivery.
-                return;
-            }
-            int grant = runtime.budget().acquire(free);
-            if (grant <= 0) {
-                return;
-            }
-            try {
-                r.addCredit(grant);
-                credit += grant;
-                // Fresh credit is not idle credit: the idle period that triggers a drain starts now, so a drain
-                // never races the broker's first use of a grant (e.g. after a slow attach).
-                lastActivityNanos = System.nanoTime();
-            } catch (ClientException e) {
-                runtime.budget().release(grant);
-                resyncRequested = true;
-                LOG.debug("Granting credit to '{}' failed: {}", name, Errors.describe(e));
-            }
+            grantLocked(r);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /** Under {@code lock}: grants the free part of the budget to {@code r} if that is worth a flow now. */
+    private void grantLocked(Receiver r) {
+        if (draining || r != receiver || stopping || runtime.paused()) {
+            return;
+        }
+        int free = budget - held - credit;
+        if (free <= 0 || (free < threshold && credit > 0)) {
+            // Below the top-up threshold, grant only when the link has no credit left (credit counts the
+            // deliveries queued in the client too, so a backlog waiting for a handler keeps it above 0): the
+            // slots are collected into one larger grant instead of one flow (and one I/O-thread round trip)
+            // per delivery.
+            return;
+        }
+        int grant = runtime.budget().acquire(free);
+        if (grant <= 0) {
+            return;
+        }
+        try {
+            r.addCredit(grant);
+            credit += grant;
+            // Fresh credit is not idle credit: the idle period that triggers a drain starts now, so a drain
+            // never races the broker's first use of a grant (e.g. after a slow attach).
+            lastActivityNanos = System.nanoTime();
+        } catch (ClientException e) {
+            runtime.budget().release(grant);
+            resyncRequested = true;
+            LOG.debug("Granting credit to '{}' failed: {}", name, Errors.describe(e));
         }
     }
 
@@ -403,14 +583,27 @@ final class SubscriptionRunner {
         }
         task.claimedNanos = 0;
         inFlight.remove(task);
+        if (runtime.budget().limited()) {
+            lock.lock();
+            try {
+                held--;
+            } finally {
+                lock.unlock();
+            }
+            runtime.budget().release(1);
+            runtime.capacityFreed(this); // the freed capacity may go to another subscription
+            return;
+        }
+        Receiver r = receiver;
         lock.lock();
         try {
             held--;
+            if (r != null) {
+                grantLocked(r); // one lock acquisition per finished delivery
+            }
         } finally {
             lock.unlock();
         }
-        runtime.budget().release(1);
-        runtime.capacityFreed(this);
     }
 
     // ------------------------------------------------------------------ the per-delivery algorithm
@@ -873,14 +1066,32 @@ final class SubscriptionRunner {
 
     /** Stops taking deliveries, drains the link, and releases every delivery that was received but not started. */
     void stopIntake() {
-        stopping = true;
+        lock.lock();
+        try {
+            stopping = true;
+            intakeOpen.signalAll();
+            wakeReceivers();
+        } finally {
+            lock.unlock();
+        }
         stopSignal.countDown();
-        if (dispatcher != null) {
+        if (control != null) {
             try {
-                dispatcher.join(TimeUnit.SECONDS.toMillis(5));
+                control.join(TimeUnit.SECONDS.toMillis(5));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        List<DeliveryTask> left;
+        lock.lock();
+        try {
+            left = new ArrayList<>(pending);
+            pending.clear();
+        } finally {
+            lock.unlock();
+        }
+        for (DeliveryTask task : left) {
+            stopTask(task);
         }
         Receiver r = receiver;
         if (r == null) {
@@ -902,15 +1113,19 @@ final class SubscriptionRunner {
                 // Through the normal path: a TRANSACTIONAL release is enlisted and reported only after the
                 // discharge (AMQ-5456), and an AT_MOST_ONCE delivery, already settled by the broker, is handled
                 // rather than "released" (which would send nothing and lose it).
-                DeliveryTask task = take(d);
-                if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
-                    workers.execute(task);
-                } else {
-                    settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
-                }
+                stopTask(take(d));
             }
         } catch (ClientException e) {
             LOG.debug("Releasing prefetched deliveries of '{}' failed: {}", name, Errors.describe(e));
+        }
+    }
+
+    /** A delivery taken but not started when the subscription stops. */
+    private void stopTask(DeliveryTask task) {
+        if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+            workers.execute(task);
+        } else {
+            settle(task, Outcome.RELEASED, SettleReason.SHUTDOWN, null, null);
         }
     }
 
@@ -961,10 +1176,22 @@ final class SubscriptionRunner {
     SubscriptionHealth health() {
         int heldNow;
         int creditNow;
+        // Deliveries queued in the client are reported as held (the broker gave them to us), not as credit: the
+        // handler threads take them from there, and the broker can no longer use that credit.
+        long queued = 0;
+        Receiver r = receiver;
+        if (r != null) {
+            try {
+                queued = r.queuedDeliveries();
+            } catch (ClientException | RuntimeException e) {
+                queued = 0; // link closing: nothing to move
+            }
+        }
         lock.lock();
         try {
-            heldNow = held;
-            creditNow = credit;
+            int waiting = (int) Math.min(credit, queued);
+            heldNow = held + waiting;
+            creditNow = credit - waiting;
         } finally {
             lock.unlock();
         }
