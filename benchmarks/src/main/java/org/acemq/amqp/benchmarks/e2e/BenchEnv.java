@@ -34,6 +34,51 @@ public final class BenchEnv {
         return process.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
+    /**
+     * A process's scheduler counters from /proc: user and system CPU time and context switches summed over its
+     * threads (live threads only: a thread that ended in between is missing from the second snapshot).
+     *
+     * @param userNanos CPU time in user mode
+     * @param systemNanos CPU time in the kernel
+     * @param contextSwitches voluntary plus involuntary context switches
+     */
+    public record Sched(long userNanos, long systemNanos, long contextSwitches) {
+        /** @return zeros when /proc cannot be read (not Linux) */
+        public static Sched of(long pid) {
+            try {
+                String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split("\\s+");
+                long tick = 10_000_000L; // USER_HZ = 100 on Linux
+                long user = Long.parseLong(f[11]) * tick;
+                long system = Long.parseLong(f[12]) * tick;
+                long switches = 0;
+                try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                    for (Path t : (Iterable<Path>) tasks::iterator) {
+                        try {
+                            for (String line : Files.readAllLines(t.resolve("status"))) {
+                                if (line.startsWith("voluntary_ctxt_switches:")
+                                        || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                                    switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+                                }
+                            }
+                        } catch (IOException | RuntimeException ended) {
+                            // the thread ended while we looked
+                        }
+                    }
+                }
+                return new Sched(user, system, switches);
+            } catch (IOException | RuntimeException e) {
+                return new Sched(0, 0, 0);
+            }
+        }
+
+        /** @return this minus {@code before} */
+        public Sched since(Sched before) {
+            return new Sched(userNanos - before.userNanos, systemNanos - before.systemNanos,
+                    contextSwitches - before.contextSwitches);
+        }
+    }
+
     /** @return the 1-, 5- and 15-minute load averages as printed by /proc/loadavg */
     public static String loadAverage() {
         try {

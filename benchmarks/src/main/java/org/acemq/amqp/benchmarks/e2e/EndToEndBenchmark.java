@@ -129,7 +129,8 @@ public final class EndToEndBenchmark {
     }
 
     /** One timed consumption. */
-    record Sample(String mode, int concurrency, int messages, long nanos, long clientCpu, long brokerCpu) {
+    record Sample(String mode, int concurrency, int messages, long nanos, long clientCpu, long brokerCpu,
+                  BenchEnv.Sched client, BenchEnv.Sched brokerSched) {
         double rate() {
             return messages * 1e9 / nanos;
         }
@@ -273,6 +274,20 @@ public final class EndToEndBenchmark {
                                 + "messages", options.pgInFlight + 2, options.pgBatch, options.pgInFlight, options.pgMessages))
                 .append(". Time runs from connecting until the link is closed (the detach reply proves the broker "
                         + "processed every disposition). CPU excludes PostgreSQL's own processes.\n\n");
+        report.append("#### Where the CPU goes (medians per mode, from /proc: user and system time, context switches "
+                + "summed over the threads)\n\n| mode | client user µs/msg | client system µs/msg | broker µs/msg "
+                + "| client context switches/msg | broker context switches/msg |\n|---|---:|---:|---:|---:|---:|\n");
+        for (Map.Entry<String, List<Sample>> e : samples.entrySet()) {
+            List<Sample> list = e.getValue();
+            report.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.2f | %.2f |%n", describe(e.getKey()),
+                    median(list, x -> x.client().userNanos() / 1e3 / x.messages()),
+                    median(list, x -> x.client().systemNanos() / 1e3 / x.messages()),
+                    median(list, x -> (x.brokerSched().userNanos() + x.brokerSched().systemNanos()) / 1e3
+                            / x.messages()),
+                    median(list, x -> (double) x.client().contextSwitches() / x.messages()),
+                    median(list, x -> (double) x.brokerSched().contextSwitches() / x.messages())));
+        }
+        report.append("\nUser/system split at the kernel's 10 ms tick, so treat single rounds as ±10 %.\n\n");
     }
 
     private static String describe(String mode) {
@@ -361,6 +376,8 @@ public final class EndToEndBenchmark {
     private Sample raw(String queue, int n, int poolThreads) throws Exception {
         long cpu0 = BenchEnv.cpuNanos(ProcessHandle.current());
         long bcpu0 = BenchEnv.cpuNanos(broker.handle());
+        BenchEnv.Sched sched0 = BenchEnv.Sched.of(ProcessHandle.current().pid());
+        BenchEnv.Sched bsched0 = BenchEnv.Sched.of(broker.handle().pid());
         long t0 = System.nanoTime();
         ExecutorService pool = poolThreads > 0 ? Executors.newFixedThreadPool(poolThreads) : null;
         try (Connection c = client.connect(HOST, broker.port())) {
@@ -405,7 +422,9 @@ public final class EndToEndBenchmark {
         }
         long nanos = System.nanoTime() - t0;
         return new Sample(poolThreads == 0 ? "raw" : "raw-pool" + poolThreads, Math.max(1, poolThreads), n, nanos,
-                BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0, BenchEnv.cpuNanos(broker.handle()) - bcpu0);
+                BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0, BenchEnv.cpuNanos(broker.handle()) - bcpu0,
+                BenchEnv.Sched.of(ProcessHandle.current().pid()).since(sched0),
+                BenchEnv.Sched.of(broker.handle().pid()).since(bsched0));
     }
 
     /** Counts deliveries the runtime settled as processed; anything else is a benchmark error. */
@@ -432,6 +451,8 @@ public final class EndToEndBenchmark {
         Counter counter = new Counter(n);
         long cpu0 = BenchEnv.cpuNanos(ProcessHandle.current());
         long bcpu0 = BenchEnv.cpuNanos(broker.handle());
+        BenchEnv.Sched sched0 = BenchEnv.Sched.of(ProcessHandle.current().pid());
+        BenchEnv.Sched bsched0 = BenchEnv.Sched.of(broker.handle().pid());
         long t0 = System.nanoTime();
         AmqpConsumer consumer = AmqpConsumer.builder().name("bench").broker(HOST, broker.port()).store(store)
                 .observer(counter)
@@ -449,7 +470,8 @@ public final class EndToEndBenchmark {
                     + " processed, " + counter.other.get() + " settled otherwise");
         }
         return new Sample(mode, threads, n, nanos, BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0,
-                BenchEnv.cpuNanos(broker.handle()) - bcpu0);
+                BenchEnv.cpuNanos(broker.handle()) - bcpu0, BenchEnv.Sched.of(ProcessHandle.current().pid()).since(sched0),
+                BenchEnv.Sched.of(broker.handle().pid()).since(bsched0));
     }
 
     // ------------------------------------------------------------------ latency at half load

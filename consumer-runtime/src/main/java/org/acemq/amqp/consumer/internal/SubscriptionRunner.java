@@ -269,7 +269,7 @@ final class SubscriptionRunner {
                 lock.unlock();
             }
             if (taken != null) {
-                process(taken);
+                processGuarded(taken);
                 continue;
             }
             org.apache.qpid.protonj2.client.Delivery delivery = null;
@@ -308,7 +308,7 @@ final class SubscriptionRunner {
                     // the next delivery finishes.
                     tryGrant();
                 }
-                process(task);
+                processGuarded(task);
             } else if (failure != null) {
                 receiveFailed(r, failure);
             } else if (unexpected != null) {
@@ -317,6 +317,15 @@ final class SubscriptionRunner {
                     linkLost(r, unexpected);
                 }
             }
+        }
+    }
+
+    /** Keeps this handler thread alive whatever escapes {@link #process} (it settles every failure itself). */
+    private void processGuarded(DeliveryTask task) {
+        try {
+            process(task);
+        } catch (RuntimeException | Error e) {
+            LOG.error("Subscription '{}': a delivery could not be processed or settled", name, e);
         }
     }
 
