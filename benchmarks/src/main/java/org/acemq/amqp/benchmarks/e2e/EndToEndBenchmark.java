@@ -282,8 +282,7 @@ public final class EndToEndBenchmark {
             report.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.2f | %.2f |%n", describe(e.getKey()),
                     median(list, x -> x.client().userNanos() / 1e3 / x.messages()),
                     median(list, x -> x.client().systemNanos() / 1e3 / x.messages()),
-                    median(list, x -> (x.brokerSched().userNanos() + x.brokerSched().systemNanos()) / 1e3
-                            / x.messages()),
+                    median(list, x -> x.brokerCpu() / 1e3 / x.messages()),
                     median(list, x -> (double) x.client().contextSwitches() / x.messages()),
                     median(list, x -> (double) x.brokerSched().contextSwitches() / x.messages())));
         }

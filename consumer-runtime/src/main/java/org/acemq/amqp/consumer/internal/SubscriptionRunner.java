@@ -287,9 +287,7 @@ final class SubscriptionRunner {
             try {
                 receiving.remove(me);
                 if (delivery != null) {
-                    credit = Math.max(0, credit - 1);
-                    held++;
-                    creditExhausted = credit == 0;
+                    creditExhausted = countTakenLocked();
                 }
                 if (receiving.isEmpty() && (draining || stopping)) {
                     quiet.signalAll();
@@ -366,9 +364,7 @@ final class SubscriptionRunner {
                 return;
             }
             lastActivityNanos = System.nanoTime();
-            credit = Math.max(0, credit - 1);
-            held++;
-            creditExhausted = credit == 0;
+            creditExhausted = countTakenLocked();
             pending.addLast(track(d));
             intakeOpen.signal();
         } finally {
@@ -404,12 +400,22 @@ final class SubscriptionRunner {
         return task;
     }
 
+    /**
+     * Under {@code lock}: moves one delivery taken from the client from credit to held.
+     *
+     * @return whether that used up the link's credit
+     */
+    private boolean countTakenLocked() {
+        credit = Math.max(0, credit - 1);
+        held++;
+        return credit == 0;
+    }
+
     /** Moves a received delivery from credit to held and tracks it until {@link #finished(DeliveryTask)}. */
     private DeliveryTask take(org.apache.qpid.protonj2.client.Delivery delivery) {
         lock.lock();
         try {
-            credit = Math.max(0, credit - 1);
-            held++;
+            countTakenLocked();
         } finally {
             lock.unlock();
         }

@@ -57,16 +57,13 @@ final class SweepingHeartbeats implements HeartbeatScheduler {
     private void sweep() {
         long now = System.nanoTime();
         for (Beat b : beats) {
-            if (b.cancelled) {
-                beats.remove(b);
-            } else if (now - b.due >= 0) {
+            if (!b.cancelled && now - b.due >= 0) {
                 b.due = now + b.period;
                 try {
                     b.task.run();
                 } catch (RuntimeException e) {
                     // the beat ends itself by throwing (lease lost, or the handler returned)
-                    b.cancelled = true;
-                    beats.remove(b);
+                    b.cancel(false);
                     if (!(e instanceof java.util.concurrent.CancellationException)) {
                         LOG.debug("Lease heartbeat ended: {}", Errors.describe(e));
                     }
