@@ -1,6 +1,8 @@
 package org.acemq.amqp.api;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * An {@link IdempotencyStore} that exposes its leases: one atomic claim that also reports the attempt number, lease
@@ -24,6 +26,13 @@ import java.time.Duration;
  * case (the work did complete) and reports whether the lease was still held. Whether a lease that lapsed but that
  * nobody took over can still be renewed or released by its owner is left to the implementation; callers treat
  * {@code false} from either as "the lease is gone".
+ *
+ * <h2>Batches</h2>
+ * {@link #acquireAll}, {@link #confirmAll} and {@link #releaseAll} do for many claims what the single-claim methods do
+ * for one, with exactly the same guarantees per identifier (of concurrent callers exactly one gets
+ * {@link ClaimResult#CLAIMED}; leases and fencing per claim). A store that can, does a batch in one round trip and one
+ * commit: the runtime hands it whatever deliveries are waiting, so a busy consumer pays one round trip for many
+ * messages and a lone message pays exactly one, as before. The defaults loop over the single-claim methods.
  *
  * <p><b>Threading:</b> safe for concurrent use; every method may block on I/O.
  */
@@ -87,4 +96,96 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
 
     /** @return how long a confirmed identifier is remembered */
     Duration retention();
+
+    /**
+     * Does what {@link #acquire(String)} does for each identifier, in one step where the store can. The result has
+     * one claim per identifier, in the same order. An identifier that appears twice in one call is claimed at most
+     * once: its later copies read {@link ClaimResult#IN_PROGRESS} (held by this very call).
+     *
+     * <p>If the store cannot be reached, nothing is claimed and {@link StoreUnavailableException} is thrown. If one
+     * identifier is refused ({@link InvalidMessageIdException}), the exception names it and nothing is claimed for
+     * any identifier of the call; the caller settles that message and asks again for the others.
+     *
+     * @param messageIds the identifiers, each valid per {@link MessageIds#requireValid}
+     * @return one claim per identifier, in order
+     * @throws NullPointerException if the list or one of its identifiers is null
+     * @throws InvalidMessageIdException if an identifier is refused
+     * @throws StoreUnavailableException if the backing storage cannot be reached
+     */
+    default List<Claim> acquireAll(List<String> messageIds) {
+        for (String id : messageIds) {
+            MessageIds.requireValid(id);
+        }
+        List<Claim> claims = new ArrayList<>(messageIds.size());
+        try {
+            for (String id : messageIds) {
+                claims.add(acquire(id));
+            }
+        } catch (RuntimeException e) {
+            // one call, all or nothing: give back what this call claimed (best effort; a lease lapses anyway)
+            for (Claim claim : claims) {
+                if (claim.claimed()) {
+                    try {
+                        release(claim);
+                    } catch (RuntimeException suppressed) {
+                        e.addSuppressed(suppressed);
+                    }
+                }
+            }
+            throw e;
+        }
+        return claims;
+    }
+
+    /**
+     * Does what {@link #confirm(Claim)} does for each claim, in one step where the store can (then completion is
+     * recorded for all of them or for none). The default confirms them one by one, so a failure part-way leaves the
+     * earlier ones recorded, which is safe: confirming again is idempotent.
+     *
+     * @param claims claims obtained from {@link #acquire} or {@link #acquireAll}
+     * @return the claims that no longer held their lease (completion is recorded for them all the same); usually
+     *     empty
+     * @throws StoreUnavailableException if the backing storage cannot be reached
+     */
+    default List<Claim> confirmAll(List<Claim> claims) {
+        List<Claim> lost = List.of();
+        for (Claim claim : claims) {
+            if (!confirm(claim)) {
+                if (lost.isEmpty()) {
+                    lost = new ArrayList<>();
+                }
+                lost.add(claim);
+            }
+        }
+        return lost;
+    }
+
+    /**
+     * Does what {@link #release(Claim)} does for each claim, in one step where the store can. A claim that is no
+     * longer the current lease is left alone, as with {@link #release(Claim)}.
+     *
+     * @param claims claims obtained from {@link #acquire} or {@link #acquireAll}
+     * @throws StoreUnavailableException if the backing storage cannot be reached; the leases then lapse on their own
+     */
+    default void releaseAll(List<Claim> claims) {
+        for (Claim claim : claims) {
+            release(claim);
+        }
+    }
+
+    /**
+     * Sets the attempt count of an identifier that is neither confirmed nor held by a live claim back to 0, so that
+     * its next claim is attempt 1 again. This is how an operator re-drives a message that was dead-lettered after
+     * using up its attempts: fix the cause, reset, then move the message back to its queue. A confirmed identifier is
+     * left alone (a copy of it is a duplicate), and so is one whose lease is live (someone is working on it).
+     *
+     * @param messageId the identifier
+     * @return {@code true} if a count was reset; {@code false} if the store knows nothing of the identifier, or it is
+     *     confirmed, or its lease is live
+     * @throws UnsupportedOperationException if the store cannot do this (the default)
+     * @throws StoreUnavailableException if the backing storage cannot be reached
+     */
+    default boolean resetAttempts(String messageId) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot reset attempt counts");
+    }
 }
