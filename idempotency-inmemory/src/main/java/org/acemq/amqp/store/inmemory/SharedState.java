@@ -132,6 +132,21 @@ final class SharedState {
         }
     }
 
+    /**
+     * Runs before a batch operation that may add up to {@code count} identifiers: as {@link #beforeInsert(String,
+     * long)}, with room made when the new identifiers could take the store over its bound. It throws (the store is
+     * full of live claims) before anything of the batch is written.
+     */
+    void beforeInsert(int count, long now) {
+        long sweepAt = nextSweepAt.get();
+        if (now >= sweepAt && nextSweepAt.compareAndSet(sweepAt, plus(now, sweepIntervalMillis))) {
+            sweep(now);
+        }
+        if (maxEntries != InMemoryIdempotencyStore.UNBOUNDED && entries.mappingCount() + count > maxEntries) {
+            makeRoom(now);
+        }
+    }
+
     /** Removes every forgotten entry; runs on the calling thread. @return how many were removed */
     long sweep(long now) {
         long removed = 0;

@@ -42,6 +42,8 @@ public final class PostgresSql {
     public final String releaseOwned;
     public final String isConfirmed;
     public final String attempts;
+    public final String resetAttempts;
+    public final String describe;
     public final String purgeBatch;
     public final List<String> ddl;
 
@@ -149,6 +151,15 @@ public final class PostgresSql {
         this.isConfirmed = "SELECT 1 FROM " + t + " WHERE id = ? AND state = 1 AND expires_at > now()";
         // Parameters: 1 id.
         this.attempts = "SELECT attempts FROM " + t + " WHERE id = ? AND expires_at > now()";
+
+        // Parameters: 1 id. Forgets a released id, or one whose lease lapsed, so that its next claim is attempt 1. The
+        // DELETE locks the row and re-checks the WHERE on its latest version, so a claim that won the row meanwhile
+        // (live lease) or a confirm keeps it.
+        this.resetAttempts = "DELETE FROM " + t + " WHERE id = ? AND expires_at > now()"
+                + " AND (state = 2 OR (state = 0 AND lease_until <= now()))";
+        // Parameters: 1 id. For operators: what the store holds for one id (no row: unknown or purged).
+        this.describe = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at"
+                + " FROM " + t + " WHERE id = ?";
 
         // Parameters: 1 batch size. Finds up to N expired rows through the expiry index and deletes them by ctid
         // (a TID scan); re-checking expires_at keeps a row that was re-claimed in between.
