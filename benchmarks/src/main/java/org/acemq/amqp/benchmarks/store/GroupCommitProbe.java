@@ -45,7 +45,8 @@ import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
  * <ul>
  *   <li>{@code single}: {@code acquire} + {@code confirm(Claim)} per message, group commit off (one statement each);</li>
  *   <li>{@code default}: the same calls on a store with every default (group commit on, decided by load);</li>
- *   <li>{@code group}: the same calls with {@code groupCommit(--batch, --in-flight)};</li>
+ *   <li>{@code group}: the same calls with {@code groupCommit(--batch, --in-flight)}, or
+ *       {@code group:<maxBatch>:<maxInFlight>} with those limits;</li>
  *   <li>{@code batch:N}: each thread claims N fresh ids with one {@code acquireAll} and confirms them with one
  *       {@code confirmAll} (the runtime's batched path; default store settings).</li>
  * </ul>
@@ -127,7 +128,10 @@ public final class GroupCommitProbe {
                 case "single" -> builder.groupCommit(false);
                 case "group" -> builder.groupCommit(batch, inFlight);
                 default -> {
-                    if (!mode.equals("default") && !mode.startsWith("batch:")) {
+                    if (mode.startsWith("group:")) { // group:<maxBatch>:<maxInFlight>
+                        String[] limits = mode.split(":");
+                        builder.groupCommit(Integer.parseInt(limits[1]), Integer.parseInt(limits[2]));
+                    } else if (!mode.equals("default") && !mode.startsWith("batch:")) {
                         throw new IllegalArgumentException("unknown mode " + mode);
                     }
                 }

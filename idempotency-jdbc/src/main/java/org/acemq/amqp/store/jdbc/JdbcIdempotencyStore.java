@@ -98,8 +98,11 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     public static final Duration DEFAULT_PURGE_PAUSE = Duration.ofMillis(20);
     /** Default {@link Builder#groupCommit(int, int) maxBatch}: {@value}. */
     public static final int DEFAULT_GROUP_COMMIT_MAX_BATCH = 128;
-    /** Default {@link Builder#groupCommit(int, int) maxInFlight}: {@value}. */
-    public static final int DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT = 2;
+    /**
+     * Default {@link Builder#groupCommit(int, int) maxInFlight} when the store cannot read the DataSource's pool size:
+     * {@value}. When it can (HikariCP, Apache Commons DBCP 2, Tomcat JDBC, c3p0), the default is that pool size.
+     */
+    public static final int DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT = 8;
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
 
@@ -114,6 +117,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     private final BatchStatements batches;
     private final BatchRunner batchRunner = new BatchRunner();
     private final JdbcGroupCommit groupCommit; // null when group commit is off
+    private final int groupCommitMaxInFlight;
 
     private JdbcIdempotencyStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -125,8 +129,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.purgePause = b.purgePause;
         this.sql = new PostgresSql(table, lease, retention);
         this.batches = new BatchStatements(new PostgresBatchSql(table, lease, retention), owner);
+        this.groupCommitMaxInFlight = b.groupCommitMaxInFlight > 0 ? b.groupCommitMaxInFlight
+                : PoolSize.of(b.dataSource, DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT);
         this.groupCommit = b.groupCommitMaxBatch == 0 ? null
-                : new JdbcGroupCommit(batches, table.toString(), b.groupCommitMaxBatch, b.groupCommitMaxInFlight,
+                : new JdbcGroupCommit(batches, table.toString(), b.groupCommitMaxBatch, groupCommitMaxInFlight,
                         b.arraySqlForSingletons, new GroupBackend());
     }
 
@@ -596,10 +602,19 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         return groupCommit != null;
     }
 
+    /**
+     * @return the most group-commit statements that run at once (the pool size the store read, or the configured or
+     *     default value); meaningful when {@link #groupCommitEnabled()}
+     */
+    public int groupCommitMaxInFlight() {
+        return groupCommitMaxInFlight;
+    }
+
     @Override
     public String toString() {
         return "JdbcIdempotencyStore[table=" + table + ", lease=" + lease + ", retention=" + retention + ", owner="
-                + owner + ", groupCommit=" + (groupCommit != null) + "]";
+                + owner + ", groupCommit=" + (groupCommit == null ? "off" : "on, maxInFlight " + groupCommitMaxInFlight)
+                + "]";
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -845,8 +860,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         private UUID owner;
         private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
         private Duration purgePause = DEFAULT_PURGE_PAUSE;
-        private int groupCommitMaxBatch; // 0 = off, the default
-        private int groupCommitMaxInFlight = DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT;
+        private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
+        private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
 
         private Builder(DataSource dataSource) {
@@ -920,16 +935,16 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         }
 
         /**
-         * Switches group commit on (with {@value #DEFAULT_GROUP_COMMIT_MAX_BATCH} and
-         * {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}) or off (the default). It pays off with dozens of concurrent
-         * callers and up; with a handful it is slower than single statements (measured in
-         * {@code docs/benchmarks-stores.md}).
+         * Switches group commit on (the default) or off.
          *
          * <p>On: concurrent {@code acquire}/{@code tryClaim}/{@code claim}, {@code confirm(String)},
          * {@code confirm(Claim)} and {@code release(Claim)} calls are coalesced into one statement (one transaction,
-         * one WAL flush) per batch; each caller still gets exactly its own answer. A caller that finds the store
-         * idle runs its statement at once, so a single caller sees no extra latency. Off: every call runs its own
-         * statement.
+         * one WAL flush) per batch; each caller still gets exactly its own answer. It decides by itself from the load:
+         * a caller that finds fewer than {@code maxInFlight} statements running (by default the pool's size) runs its
+         * own single-id statement at once, on its own thread, exactly as with group commit off, so a lone caller and
+         * a handful of callers see no difference at all; only callers that would otherwise wait for a pooled
+         * connection wait for the next batch of their kind instead, and share its statement and commit. Measured in
+         * {@code docs/jdbc-store.md}, "Group commit". Off: every call runs its own statement (for measurements).
          *
          * @param enabled whether to group-commit
          * @return this builder
@@ -939,6 +954,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 this.groupCommitMaxBatch = 0;
             } else if (groupCommitMaxBatch == 0) {
                 this.groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH;
+                this.groupCommitMaxInFlight = 0;
             }
             return this;
         }
@@ -949,8 +965,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
          * @param maxBatch the most calls coalesced into one statement; at least 1; default
          *     {@value #DEFAULT_GROUP_COMMIT_MAX_BATCH}
          * @param maxInFlight the most batch statements executing at once, over all four operations; each holds one
-         *     pooled connection while it runs; at least 1; default {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}. About
-         *     half the pool leaves connections for renewals, reads and purges.
+         *     pooled connection while it runs; at least 1; default: the DataSource's pool size when the store can read
+         *     it, else {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}. Below the number of concurrent callers, callers
+         *     wait for batches even when the pool has connections to spare, which costs throughput unless the
+         *     batches get large (dozens of callers per slot).
          * @return this builder
          */
         public Builder groupCommit(int maxBatch, int maxInFlight) {

@@ -407,7 +407,7 @@ class JdbcGroupCommitIT {
     void aLoneCallerRunsAtOnceWithTheSingleIdStatement() {
         JdbcIdempotencyStore store = builder().groupCommit(true).build();
         assertThat(store.groupCommitEnabled()).isTrue();
-        assertThat(builder().build().groupCommitEnabled()).as("off by default").isFalse();
+        assertThat(builder().build().groupCommitEnabled()).as("on by default").isTrue();
         int before = statements.get();
         Claim c = store.acquire("lone");
         assertThat(store.confirm(c)).isTrue();
