@@ -305,7 +305,7 @@ public final class GroupCommitProbe {
         if (sql.startsWith("CREATE") || sql.startsWith("SELECT pg_advisory")) {
             return "ddl";
         }
-        String op = sql.contains("prior AS") ? "confirm(Claim)" : sql.contains("claimed AS") ? "acquire"
+        String op = sql.contains("confirmed AS (\n  UPDATE") ? "confirm(held)" : sql.contains("prior AS") ? "confirm(Claim)" : sql.contains("claimed AS") ? "acquire"
                 : sql.contains("SET state = 2") ? "release" : "confirm";
         return op + (array ? "[]" : "");
     }

@@ -458,6 +458,22 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     private boolean confirmOn(Connection c, Claim claim) throws SQLException {
         String messageId = claim.messageId();
+        if (claim.claimed()) {
+            // the common case first: the lease is still held (or this claim confirmed the id in a transaction)
+            try (PreparedStatement ps = c.prepareStatement(sql.confirmHeld)) {
+                ps.setString(1, messageId);
+                ps.setObject(2, owner);
+                ps.setInt(3, claim.attempt());
+                ps.setString(4, messageId);
+                ps.setObject(5, owner);
+                ps.setInt(6, claim.attempt());
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (rs.next() && (rs.getBoolean(1) || rs.getBoolean(2))) {
+                        return true;
+                    }
+                }
+            }
+        }
         try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
             ps.setObject(1, owner);
             ps.setInt(2, claim.attempt());

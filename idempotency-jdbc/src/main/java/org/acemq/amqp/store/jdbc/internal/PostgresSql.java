@@ -36,6 +36,7 @@ public final class PostgresSql {
     public final String acquire;
     public final String confirm;
     public final String confirmClaim;
+    public final String confirmHeld;
     public final String confirmInTransaction;
     public final String renew;
     public final String releaseClaim;
@@ -109,6 +110,21 @@ public final class PostgresSql {
                 + "  " + confirmConflict + "\n"
                 + "   WHERE NOT (t.state = 1 AND t.owner IS NOT NULL AND t.expires_at > now()))\n"
                 + "SELECT coalesce((SELECT held FROM prior), false)";
+
+        // The cheap first try of confirm(Claim), for the common case. Parameters: 1 id, 2 owner, 3 attempt, 4 id,
+        // 5 owner, 6 attempt. Returns (confirmed, marker): confirmed when the claim still held its live lease and the
+        // row is now confirmed (a plain UPDATE: no row-lock record, no upsert; it waits for a concurrent writer and
+        // re-checks its WHERE on the latest row version); marker when this very claim had already confirmed the id
+        // in a transaction (nothing is written). When both are false, the lease was lost (or the row is missing) and
+        // confirmClaim, which handles every case, runs next. Measured: a fifth less server time, a quarter less WAL
+        // and a third fewer buffer accesses than confirmClaim for a held lease (docs/jdbc-store.md).
+        this.confirmHeld = "WITH confirmed AS (\n"
+                + "  UPDATE " + t + " SET state = 1, owner = NULL, lease_until = NULL, expires_at = " + retained + "\n"
+                + "   WHERE id = ? AND state = 0 AND owner = ? AND attempts = ? AND lease_until > now()\n"
+                + "  RETURNING 1)\n"
+                + "SELECT EXISTS (SELECT 1 FROM confirmed),\n"
+                + "       EXISTS (SELECT 1 FROM " + t + " WHERE id = ? AND state = 1 AND owner = ? AND attempts = ?"
+                + " AND expires_at > now())";
 
         // Runs inside the caller's transaction (JdbcTransactionalHandler), after the handler's own work and before
         // its commit. Parameters: 1 owner, 2 attempt, 3 id, 4 id, 5 owner, 6 attempt. Returns one row of two
