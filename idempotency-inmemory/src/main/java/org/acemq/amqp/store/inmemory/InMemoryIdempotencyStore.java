@@ -57,8 +57,12 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *
  * <h2>Threading and blocking</h2>
  * All methods are safe for concurrent use by any number of threads, across all peers. Every update of one identifier
- * is one atomic {@link java.util.concurrent.ConcurrentHashMap#compute} step, so claims are atomic per identifier and
- * operations on different identifiers do not contend (beyond the map's bin locks). No method does I/O, and none
+ * is one atomic step of the {@link java.util.concurrent.ConcurrentHashMap}: a {@code putIfAbsent} for a new identifier,
+ * a {@code replace} of the very entry that was read for the common confirm and release of a live lease, and a
+ * {@code compute} that decides on the current entry otherwise. So claims are atomic per identifier, operations on
+ * different identifiers do not contend (beyond the map's bin locks), and the common path allocates only the new entry
+ * and the returned {@link Claim}. The batch calls ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) do
+ * the same per identifier, in order. No method does I/O, and none
  * blocks except in two rare cases, both on the calling thread: about once per sweep interval (a quarter of the
  * retention, between 1 s and 10 min) one caller removes the forgotten entries in a pass over the map, and when a
  * bounded store is full one inserting caller evicts a batch (other inserting callers only wait for it if they would
