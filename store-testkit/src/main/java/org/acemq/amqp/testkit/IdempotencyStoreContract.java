@@ -637,18 +637,8 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
     @DisplayName("bad input fails fast in every method")
     Stream<DynamicTest> badInputFailsFast() {
         S store = store();
-        Map<String, Consumer<String>> byId = Map.of(
-                "claim", store::claim,
-                "tryClaim", store::tryClaim,
-                "acquire", store::acquire,
-                "confirm(String)", store::confirm,
-                "release(String)", store::release,
-                "isConfirmed", store::isConfirmed,
-                "attempts", store::attempts);
-        Map<String, Consumer<Claim>> byClaim = Map.of(
-                "renew", store::renew,
-                "confirm(Claim)", store::confirm,
-                "release(Claim)", store::release);
+        Map<String, Consumer<String>> byId = byIdOperations(store);
+        Map<String, Consumer<Claim>> byClaim = byClaimOperations(store);
         String longest = "x".repeat(MessageIds.MAX_LENGTH);
         String tooLong = "x".repeat(MessageIds.MAX_LENGTH + 1);
         List<DynamicTest> tests = new ArrayList<>();
@@ -685,6 +675,26 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         return tests.stream();
     }
 
+    /** @return every method of the store that takes one identifier, by name */
+    private Map<String, Consumer<String>> byIdOperations(S store) {
+        return Map.of(
+                "claim", store::claim,
+                "tryClaim", store::tryClaim,
+                "acquire", store::acquire,
+                "confirm(String)", store::confirm,
+                "release(String)", store::release,
+                "isConfirmed", store::isConfirmed,
+                "attempts", store::attempts);
+    }
+
+    /** @return every method of the store that takes one claim, by name */
+    private Map<String, Consumer<Claim>> byClaimOperations(S store) {
+        return Map.of(
+                "renew", store::renew,
+                "confirm(Claim)", store::confirm,
+                "release(Claim)", store::release);
+    }
+
     private static String describe(String bad) {
         return bad.length() > 10 ? bad.length() + " chars" : "'" + bad.replace("\t", "\\t").replace("\n", "\\n") + "'";
     }
@@ -706,28 +716,18 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
     @DisplayName("ids with NUL or unpaired surrogates are refused identically by every method, nothing is written")
     Stream<DynamicTest> unstorableIdsAreRefusedIdentically() {
         S store = store();
-        Map<String, Consumer<String>> byId = Map.of(
-                "claim", store::claim,
-                "tryClaim", store::tryClaim,
-                "acquire", store::acquire,
-                "confirm(String)", store::confirm,
-                "release(String)", store::release,
-                "isConfirmed", store::isConfirmed,
-                "attempts", store::attempts,
-                "acquireAll", id -> store.acquireAll(List.of("s:fine-before", id, "s:fine-after")),
-                "resetAttempts", id -> {
-                    if (supportsResetAttempts()) {
-                        store.resetAttempts(id);
-                    } else {
-                        MessageIds.requireValid(id);
-                    }
-                });
-        Map<String, Consumer<Claim>> byClaim = Map.of(
-                "renew", store::renew,
-                "confirm(Claim)", store::confirm,
-                "release(Claim)", store::release,
-                "confirmAll", c -> store.confirmAll(List.of(new Claim("s:fine-before", ClaimResult.CLAIMED, 1), c)),
-                "releaseAll", c -> store.releaseAll(List.of(c, new Claim("s:fine-after", ClaimResult.CLAIMED, 1))));
+        Map<String, Consumer<String>> byId = new java.util.LinkedHashMap<>(byIdOperations(store));
+        byId.put("acquireAll", id -> store.acquireAll(List.of("s:fine-before", id, "s:fine-after")));
+        byId.put("resetAttempts", id -> {
+            if (supportsResetAttempts()) {
+                store.resetAttempts(id);
+            } else {
+                MessageIds.requireValid(id);
+            }
+        });
+        Map<String, Consumer<Claim>> byClaim = new java.util.LinkedHashMap<>(byClaimOperations(store));
+        byClaim.put("confirmAll", c -> store.confirmAll(List.of(new Claim("s:fine-before", ClaimResult.CLAIMED, 1), c)));
+        byClaim.put("releaseAll", c -> store.releaseAll(List.of(c, new Claim("s:fine-after", ClaimResult.CLAIMED, 1))));
         List<DynamicTest> tests = new ArrayList<>();
         for (String bad : UNSTORABLE) {
             byId.forEach((name, op) -> tests.add(dynamicTest(name + "(" + MessageIds.printable(bad) + ")",
@@ -1133,20 +1133,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
      */
     @Property(tries = 150, shrinking = net.jqwik.api.ShrinkingMode.FULL)
     void batchesBehaveLikeTheModel(@ForAll("batchScenarios") List<BatchOp> ops) {
-        S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
-        List<S> owners = List.of(first, peer(first));
-        List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
-        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
-        int step = 0;
-        for (BatchOp op : ops) {
-            step++;
-            try {
-                runBatch(op, owners, claims, model);
-            } catch (AssertionError e) {
-                throw new AssertionError("step " + step + " " + op + ": " + e.getMessage() + "\n" + model.describe()
-                        + "\nscenario: " + ops, e);
-            }
-        }
+        runScenario(ops, this::runBatch);
     }
 
     private void runBatch(BatchOp op, List<S> owners, List<List<Claim>> claims, ContractModel model) {
@@ -1423,15 +1410,25 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
      */
     @Property(tries = 300, shrinking = net.jqwik.api.ShrinkingMode.FULL)
     void behavesLikeTheModel(@ForAll("scenarios") List<Op> ops) {
+        runScenario(ops, this::run);
+    }
+
+    /** Runs one step of a scenario against the stores of both owners and the model. */
+    private interface Step<T, X> {
+        void run(T op, List<X> owners, List<List<Claim>> claims, ContractModel model);
+    }
+
+    /** Runs a scenario on a fresh store and its peer, step by step, against a fresh model. */
+    private <T> void runScenario(List<T> ops, Step<T, S> steps) {
         S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
         List<S> owners = List.of(first, peer(first));
         List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
         ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
         int step = 0;
-        for (Op op : ops) {
+        for (T op : ops) {
             step++;
             try {
-                run(op, owners, claims, model);
+                steps.run(op, owners, claims, model);
             } catch (AssertionError e) {
                 throw new AssertionError("step " + step + " " + op + ": " + e.getMessage() + "\n" + model.describe()
                         + "\nscenario: " + ops, e);

@@ -3,8 +3,6 @@ package org.acemq.amqp.store.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -61,32 +59,7 @@ class JdbcBatchAndRefusedIdIT {
     @BeforeEach
     void freshTable() {
         db.truncate();
-        counting = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection") && (args == null || args.length == 0)) {
-                        SQLException fail = failConnections.get();
-                        if (fail != null) {
-                            throw fail;
-                        }
-                        connections.incrementAndGet();
-                        return countingStatements(db.pool.getConnection());
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
-    }
-
-    private Connection countingStatements(Connection target) {
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-                (proxy, method, args) -> {
-                    if (method.getName().startsWith("prepare") || method.getName().equals("createStatement")) {
-                        statements.incrementAndGet();
-                    }
-                    try {
-                        return method.invoke(target, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        counting = db.instrumented(connections, statements, failConnections);
     }
 
     JdbcIdempotencyStore.Builder builder() {

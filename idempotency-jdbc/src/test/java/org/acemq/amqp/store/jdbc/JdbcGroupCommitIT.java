@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -67,18 +66,7 @@ class JdbcGroupCommitIT {
     @BeforeEach
     void freshTable() {
         db.truncate();
-        counting = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
-                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection") && (args == null || args.length == 0)) {
-                        SQLException fail = failConnections.get();
-                        if (fail != null) {
-                            throw fail;
-                        }
-                        statements.incrementAndGet();
-                        return db.pool.getConnection();
-                    }
-                    throw new UnsupportedOperationException(method.getName());
-                });
+        counting = db.instrumented(statements, null, failConnections);
     }
 
     JdbcIdempotencyStore.Builder builder() {
