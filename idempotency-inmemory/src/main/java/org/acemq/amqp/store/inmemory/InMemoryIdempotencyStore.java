@@ -276,7 +276,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
             return List.of();
         }
         long now = state.now();
-        state.beforeInsert(n, now);
+        state.beforeInsert(n, messageIds::get, now);
         Claim[] claims = new Claim[n];
         Acquisition step = new Acquisition(now);
         for (int i = 0; i < n; i++) {
@@ -352,7 +352,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
             return List.of();
         }
         long now = state.now();
-        state.beforeInsert(n, now);
+        state.beforeInsert(n, i -> claims.get(i).messageId(), now);
         List<Claim> lost = null;
         for (int i = 0; i < n; i++) {
             Claim claim = claims.get(i);

@@ -48,12 +48,16 @@ import org.slf4j.LoggerFactory;
  * claimers across any number of processes exactly one wins. Nothing is ever half-written. The SQL is in
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
- * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) off by default}; on for many concurrent handlers): concurrent {@code acquire},
- * {@code confirm} and {@code release(Claim)} calls are coalesced into one statement of the same SQL over
- * {@code unnest(ids)} per batch, leader/follower style: a caller finding the store idle runs its own statement at
- * once; calls arriving while statements are in flight form the next batch. Each caller gets exactly the answer of
- * its own call; a batch is one transaction, and if it fails every caller in it gets a
- * {@link StoreUnavailableException}. Details in {@code docs/jdbc-store.md}.
+ * <p><b>Batch calls</b> ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) run one statement, one
+ * transaction and one commit per call, all or nothing.
+ *
+ * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) on by default}, nothing to tune): while fewer
+ * calls run than the pool has connections, every {@code acquire}, {@code confirm} and {@code release(Claim)} runs its
+ * own statement at once; calls beyond that, which would otherwise wait for a connection, are coalesced into one
+ * statement of the same SQL over {@code unnest(ids)} per batch, leader/follower style. Each caller gets exactly the
+ * answer of its own call; a batch is one transaction, and if it fails every caller in it gets a
+ * {@link StoreUnavailableException} (or, if PostgreSQL refused one caller's id, only that caller an
+ * {@link InvalidMessageIdException}). Details in {@code docs/jdbc-store.md}.
  *
  * <p><b>The database clock decides.</b> Every lease and expiry is computed and compared with the database's
  * {@code now()}; the JVM clock is never consulted, so consumers on machines with skewed clocks agree.
@@ -73,9 +77,10 @@ import org.slf4j.LoggerFactory;
  * first, and refuses with an {@link IllegalStateException}, changing nothing, if it is inside a transaction.
  *
  * <h2>Errors</h2>
- * Invalid ids fail before any connection is taken (see {@link MessageIds#requireValid}). Every
- * {@link SQLException} (server down, pool timeout, missing table, …) becomes a {@link StoreUnavailableException}
- * carrying it; the operation then had no effect.
+ * Invalid ids fail before any connection is taken (see {@link MessageIds#requireValid}). An id that PostgreSQL
+ * refuses with a data error (SQLState class 22) is an {@link InvalidMessageIdException} for that id, never an outage.
+ * Every other {@link SQLException} (server down, pool timeout, missing table, …) becomes a
+ * {@link StoreUnavailableException} carrying it; the operation then had no effect.
  *
  * <h2>Housekeeping</h2>
  * Forgotten rows (past their retention) are ignored by every operation but stay in the table until
