@@ -36,8 +36,10 @@ package org.acemq.amqp.api;
  *       forgotten. The retention must outlive the longest time a duplicate can still arrive (broker redelivery
  *       window, queue backlog, publisher retry window).</li>
  *   <li><b>Bad input fails fast.</b> A {@code null} identifier throws {@link NullPointerException}; an empty or
- *       blank one, or one longer than {@link MessageIds#MAX_LENGTH} characters, throws
- *       {@link IllegalArgumentException}. Nothing is written in either case.</li>
+ *       blank one, one longer than {@link MessageIds#MAX_LENGTH} characters, or one holding a NUL character or an
+ *       unpaired surrogate, throws {@link InvalidMessageIdException} (an {@link IllegalArgumentException}); so does
+ *       an identifier the backing storage cannot hold. Nothing is written in either case, and the store goes on
+ *       working for other identifiers: a refused identifier is never reported as an outage.</li>
  *   <li><b>Unreachable backing storage</b> throws {@link StoreUnavailableException} with the cause attached, and
  *       leaves nothing half-written.</li>
  * </ul>

@@ -45,7 +45,8 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
      * @return the result; for {@link ClaimResult#CLAIMED} the claim to pass to {@link #renew}, {@link #confirm(Claim)}
      *     or {@link #release(Claim)}
      * @throws NullPointerException if {@code messageId} is null
-     * @throws IllegalArgumentException if {@code messageId} is blank or longer than {@link MessageIds#MAX_LENGTH}
+     * @throws InvalidMessageIdException if {@code messageId} breaks {@link MessageIds#requireValid} or the backing
+     *     storage cannot hold it (nothing is written; the store goes on working for other identifiers)
      * @throws StoreUnavailableException if the backing storage cannot be reached
      */
     Claim acquire(String messageId);
@@ -99,12 +100,14 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
 
     /**
      * Does what {@link #acquire(String)} does for each identifier, in one step where the store can. The result has
-     * one claim per identifier, in the same order. An identifier that appears twice in one call is claimed at most
-     * once: its later copies read {@link ClaimResult#IN_PROGRESS} (held by this very call).
+     * one claim per identifier, in the same order; an empty list gives an empty list. An identifier that appears twice
+     * in one call is claimed at most once: its later copies read {@link ClaimResult#IN_PROGRESS} with the same
+     * attempt (held by this very call), exactly as if the call had been made once per identifier, in order.
      *
-     * <p>If the store cannot be reached, nothing is claimed and {@link StoreUnavailableException} is thrown. If one
-     * identifier is refused ({@link InvalidMessageIdException}), the exception names it and nothing is claimed for
-     * any identifier of the call; the caller settles that message and asks again for the others.
+     * <p>All or nothing: if the store cannot be reached, nothing is claimed and {@link StoreUnavailableException} is
+     * thrown. If one identifier is refused, {@link InvalidMessageIdException} is thrown, its
+     * {@link InvalidMessageIdException#messageId() messageId()} is that identifier, and nothing is claimed (and no
+     * attempt counted) for any identifier of the call; the caller settles that message and asks again for the others.
      *
      * @param messageIds the identifiers, each valid per {@link MessageIds#requireValid}
      * @return one claim per identifier, in order
@@ -140,14 +143,22 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
     /**
      * Does what {@link #confirm(Claim)} does for each claim, in one step where the store can (then completion is
      * recorded for all of them or for none). The default confirms them one by one, so a failure part-way leaves the
-     * earlier ones recorded, which is safe: confirming again is idempotent.
+     * earlier ones recorded, which is safe: confirming again is idempotent. A claim given twice is confirmed once; its
+     * second copy is reported as lost, as a second {@link #confirm(Claim)} would be. Every identifier is checked before
+     * anything is written: one that is refused throws {@link InvalidMessageIdException} naming it, and nothing is
+     * confirmed.
      *
      * @param claims claims obtained from {@link #acquire} or {@link #acquireAll}
-     * @return the claims that no longer held their lease (completion is recorded for them all the same); usually
-     *     empty
+     * @return the claims that no longer held their lease (completion is recorded for them all the same), in the order
+     *     given; usually empty
+     * @throws NullPointerException if the list or one of its claims is null
+     * @throws InvalidMessageIdException if an identifier is refused
      * @throws StoreUnavailableException if the backing storage cannot be reached
      */
     default List<Claim> confirmAll(List<Claim> claims) {
+        for (Claim claim : claims) {
+            MessageIds.requireValid(claim.messageId());
+        }
         List<Claim> lost = List.of();
         for (Claim claim : claims) {
             if (!confirm(claim)) {
@@ -162,14 +173,22 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
 
     /**
      * Does what {@link #release(Claim)} does for each claim, in one step where the store can. A claim that is no
-     * longer the current lease is left alone, as with {@link #release(Claim)}.
+     * longer the current lease is left alone, as with {@link #release(Claim)}; a claim that is not
+     * {@link ClaimResult#CLAIMED} has no lease and is skipped. Every identifier is checked before anything is written.
      *
      * @param claims claims obtained from {@link #acquire} or {@link #acquireAll}
+     * @throws NullPointerException if the list or one of its claims is null
+     * @throws InvalidMessageIdException if an identifier is refused (nothing is released)
      * @throws StoreUnavailableException if the backing storage cannot be reached; the leases then lapse on their own
      */
     default void releaseAll(List<Claim> claims) {
         for (Claim claim : claims) {
-            release(claim);
+            MessageIds.requireValid(claim.messageId());
+        }
+        for (Claim claim : claims) {
+            if (claim.claimed()) {
+                release(claim);
+            }
         }
     }
 
@@ -177,11 +196,17 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
      * Sets the attempt count of an identifier that is neither confirmed nor held by a live claim back to 0, so that
      * its next claim is attempt 1 again. This is how an operator re-drives a message that was dead-lettered after
      * using up its attempts: fix the cause, reset, then move the message back to its queue. A confirmed identifier is
-     * left alone (a copy of it is a duplicate), and so is one whose lease is live (someone is working on it).
+     * left alone (a copy of it is a duplicate), and so is one whose lease is live (someone is working on it). The
+     * stores shipped with AceMQ forget such an identifier altogether, exactly as at the end of its retention; the
+     * owner of a lapsed lease on it can then no longer renew or release that lease. One atomic step, safe against
+     * concurrent claims: of a reset and a claim racing, either the claim counts from 1 or the reset answers
+     * {@code false}.
      *
      * @param messageId the identifier
      * @return {@code true} if a count was reset; {@code false} if the store knows nothing of the identifier, or it is
      *     confirmed, or its lease is live
+     * @throws NullPointerException if {@code messageId} is null
+     * @throws InvalidMessageIdException if {@code messageId} breaks {@link MessageIds#requireValid}
      * @throws UnsupportedOperationException if the store cannot do this (the default)
      * @throws StoreUnavailableException if the backing storage cannot be reached
      */

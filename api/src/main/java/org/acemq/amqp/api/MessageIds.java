@@ -12,6 +12,8 @@ public final class MessageIds {
      */
     public static final int MAX_LENGTH = 512;
 
+    private static final int PRINTABLE_LENGTH = 100;
+
     private MessageIds() {
     }
 
@@ -30,19 +32,67 @@ public final class MessageIds {
      */
     public static String requireValid(String messageId) {
         Objects.requireNonNull(messageId, "messageId must not be null");
-        if (messageId.isBlank()) {
-            throw new InvalidMessageIdException("messageId must not be blank, but was '" + messageId + "'");
-        }
         if (messageId.length() > MAX_LENGTH) {
-            throw new InvalidMessageIdException("messageId must be at most " + MAX_LENGTH
-                    + " characters, but was " + messageId.length());
+            throw new InvalidMessageIdException(messageId, "messageId must be at most " + MAX_LENGTH
+                    + " characters, but was " + messageId.length(), null);
         }
         int bad = firstUnstorable(messageId);
         if (bad >= 0) {
-            throw new InvalidMessageIdException("messageId must not hold NUL characters or unpaired surrogates, but "
-                    + "had U+" + String.format("%04X", (int) messageId.charAt(bad)) + " at index " + bad);
+            throw new InvalidMessageIdException(messageId, "messageId must not hold NUL characters or unpaired "
+                    + "surrogates, but had U+" + String.format("%04X", (int) messageId.charAt(bad)) + " at index " + bad
+                    + " ('" + printable(messageId) + "')", null);
+        }
+        if (messageId.isBlank()) {
+            throw new InvalidMessageIdException(messageId, "messageId must not be blank, but was '"
+                    + printable(messageId) + "'", null);
         }
         return messageId;
+    }
+
+    /**
+     * A form of an identifier (or any text) that is safe in a log line or an exception message: every character
+     * below U+0020, U+007F to U+009F, and every surrogate that is not part of a pair is written as
+     * <code>&#92;uXXXX</code> (so a NUL reads <code>&#92;u0000</code>), a backslash as <code>&#92;&#92;</code>, and
+     * text longer than 100 characters is cut to its first 100 (never inside a surrogate pair), followed by
+     * {@code …(N chars)}. Stores and the runtime use it wherever an identifier goes into a message.
+     *
+     * @param text any text; null gives {@code "null"}
+     * @return the printable form
+     */
+    public static String printable(String text) {
+        if (text == null) {
+            return "null";
+        }
+        int shown = Math.min(text.length(), PRINTABLE_LENGTH);
+        if (shown < text.length() && Character.isHighSurrogate(text.charAt(shown - 1))) {
+            shown--;
+        }
+        StringBuilder out = null;
+        for (int i = 0; i < shown; i++) {
+            char c = text.charAt(i);
+            boolean escape = c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == '\\'
+                    || (Character.isSurrogate(c) && !pairedAt(text, i));
+            if (escape && out == null) {
+                out = new StringBuilder(shown + 16).append(text, 0, i);
+            }
+            if (out != null) {
+                if (c == '\\') {
+                    out.append("\\\\");
+                } else if (escape) {
+                    out.append(String.format("\\u%04X", (int) c));
+                } else {
+                    out.append(c);
+                }
+            }
+        }
+        String result = out == null ? text.substring(0, shown) : out.toString();
+        return text.length() > shown ? result + "…(" + text.length() + " chars)" : result;
+    }
+
+    private static boolean pairedAt(String text, int i) {
+        char c = text.charAt(i);
+        return Character.isHighSurrogate(c) ? i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))
+                : i > 0 && Character.isHighSurrogate(text.charAt(i - 1));
     }
 
     /**
@@ -50,19 +100,19 @@ public final class MessageIds {
      * @return the index of the first NUL character or unpaired surrogate in {@code text}, or -1 if it has none
      */
     public static int firstUnstorable(String text) {
-        for (int i = 0; i < text.length(); i++) {
+        for (int i = 0, n = text.length(); i < n; i++) {
             char c = text.charAt(i);
-            if (c == 0) {
+            if (c != 0 && c < Character.MIN_SURROGATE) {
+                continue; // the common case: one comparison pair per character
+            }
+            if (c == 0 || Character.isLowSurrogate(c)) {
                 return i;
             }
             if (Character.isHighSurrogate(c)) {
-                if (i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+                if (i + 1 < n && Character.isLowSurrogate(text.charAt(i + 1))) {
                     i++;
                     continue;
                 }
-                return i;
-            }
-            if (Character.isLowSurrogate(c)) {
                 return i;
             }
         }

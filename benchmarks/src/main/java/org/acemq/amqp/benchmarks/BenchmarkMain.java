@@ -116,6 +116,21 @@ public final class BenchmarkMain {
                     sb.append("(failed; see the console output)\n");
                 }
                 sb.append("```\n\n");
+
+                List<String> batches = new ArrayList<>();
+                child(List.of("-Xms1g", "-Xmx2g"), "org.acemq.amqp.benchmarks.store.GroupCommitProbe",
+                        List.of("--modes", "single,batch:1,batch:10,batch:50,batch:100", "--threads", "4", "--pool",
+                                "8", "--seconds", "5", "--warmup-seconds", "2", "--jdbc-url", pg.url(), "--jdbc-user",
+                                pg.user() == null ? "" : pg.user(), "--jdbc-password",
+                                pg.password() == null ? "" : pg.password()),
+                        line -> line.startsWith("|"), batches, null);
+                sb.append("### JDBC store, batch calls against single statements on ").append(pg.description())
+                        .append(" (GroupCommitProbe, 4 threads, pool 8, 2 s warm-up, 5 s per row)\n\n");
+                batches.forEach(l -> sb.append(l).append('\n'));
+                if (batches.isEmpty()) {
+                    sb.append("(failed; see the console output)\n");
+                }
+                sb.append('\n');
             }
         }
         return sb.toString();

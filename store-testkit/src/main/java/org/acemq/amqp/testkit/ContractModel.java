@@ -162,16 +162,43 @@ final class ContractModel {
     }
 
     void releaseClaim(int owner, Claim claim, boolean answer) {
+        releaseClaim(owner, claim, (Object) answer);
+    }
+
+    /** release(Claim) inside {@code releaseAll}, whose answer per claim is not observed. */
+    void releaseClaimUnobserved(int owner, Claim claim) {
+        releaseClaim(owner, claim, null);
+    }
+
+    private void releaseClaim(int owner, Claim claim, Object answer) {
+        Predicate<Object> yes = a -> a == null || Boolean.TRUE.equals(a);
+        Predicate<Object> no = a -> a == null || Boolean.FALSE.equals(a);
         apply(claim.messageId(), answer, state -> {
             if (!holds(state, owner, claim)) {
-                return List.of(new Outcome(Boolean.FALSE::equals, "false", state));
+                return List.of(new Outcome(no, "false", state));
             }
             if (now < state.deadline) {
-                return List.of(new Outcome(Boolean.TRUE::equals, "true", released(state, now)));
+                return List.of(new Outcome(yes, "true", released(state, now)));
             }
-            return List.of(new Outcome(Boolean.TRUE::equals, "true (lapsed, not taken over)",
-                            released(state, state.deadline)),
-                    new Outcome(Boolean.FALSE::equals, "false (lapsed, not taken over)", state));
+            return List.of(new Outcome(yes, "true (lapsed, not taken over)", released(state, state.deadline)),
+                    new Outcome(no, "false (lapsed, not taken over)", state));
+        });
+    }
+
+    /** resetAttempts: forgets a released id or a lapsed lease; a confirmed id or a live lease stays. */
+    void resetAttempts(String id, boolean answer) {
+        apply(id, answer, state -> {
+            switch (state.kind) {
+                case RELEASED:
+                    return List.of(new Outcome(Boolean.TRUE::equals, "true", State.ABSENT));
+                case CLAIMED:
+                    if (now >= state.deadline) {
+                        return List.of(new Outcome(Boolean.TRUE::equals, "true (lapsed)", State.ABSENT));
+                    }
+                    return List.of(new Outcome(Boolean.FALSE::equals, "false (live lease)", state));
+                default:
+                    return List.of(new Outcome(Boolean.FALSE::equals, "false", state));
+            }
         });
     }
 

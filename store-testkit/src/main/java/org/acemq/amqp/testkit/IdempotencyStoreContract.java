@@ -23,6 +23,7 @@ import java.util.stream.Stream;
 
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.InvalidMessageIdException;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
 import org.acemq.amqp.api.MessageIds;
 import org.junit.jupiter.api.AfterEach;
@@ -636,18 +637,8 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
     @DisplayName("bad input fails fast in every method")
     Stream<DynamicTest> badInputFailsFast() {
         S store = store();
-        Map<String, Consumer<String>> byId = Map.of(
-                "claim", store::claim,
-                "tryClaim", store::tryClaim,
-                "acquire", store::acquire,
-                "confirm(String)", store::confirm,
-                "release(String)", store::release,
-                "isConfirmed", store::isConfirmed,
-                "attempts", store::attempts);
-        Map<String, Consumer<Claim>> byClaim = Map.of(
-                "renew", store::renew,
-                "confirm(Claim)", store::confirm,
-                "release(Claim)", store::release);
+        Map<String, Consumer<String>> byId = byIdOperations(store);
+        Map<String, Consumer<Claim>> byClaim = byClaimOperations(store);
         String longest = "x".repeat(MessageIds.MAX_LENGTH);
         String tooLong = "x".repeat(MessageIds.MAX_LENGTH + 1);
         List<DynamicTest> tests = new ArrayList<>();
@@ -684,8 +675,527 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         return tests.stream();
     }
 
+    /** @return every method of the store that takes one identifier, by name */
+    private Map<String, Consumer<String>> byIdOperations(S store) {
+        return Map.of(
+                "claim", store::claim,
+                "tryClaim", store::tryClaim,
+                "acquire", store::acquire,
+                "confirm(String)", store::confirm,
+                "release(String)", store::release,
+                "isConfirmed", store::isConfirmed,
+                "attempts", store::attempts);
+    }
+
+    /** @return every method of the store that takes one claim, by name */
+    private Map<String, Consumer<Claim>> byClaimOperations(S store) {
+        return Map.of(
+                "renew", store::renew,
+                "confirm(Claim)", store::confirm,
+                "release(Claim)", store::release);
+    }
+
     private static String describe(String bad) {
         return bad.length() > 10 ? bad.length() + " chars" : "'" + bad.replace("\t", "\\t").replace("\n", "\\n") + "'";
+    }
+
+    // ================================================================= identifiers no store can hold (issue 10)
+
+    /** Identifiers that {@link MessageIds#requireValid} refuses although they are neither blank nor too long. */
+    private static final List<String> UNSTORABLE = List.of("s:j-nul\u0000byte", "s:lone-high-\uD83D",
+            "s:\uDE00-lone-low", "s:\u0000");
+
+    /**
+     * A NUL character or an unpaired surrogate is refused by every method, exactly as {@link MessageIds#requireValid}
+     * refuses it ({@link InvalidMessageIdException} with the same message, naming the id), nothing is written (not
+     * even a cleaned-up variant of the id), and the store goes on working.
+     *
+     * @return one dynamic test per method and identifier
+     */
+    @TestFactory
+    @DisplayName("ids with NUL or unpaired surrogates are refused identically by every method, nothing is written")
+    Stream<DynamicTest> unstorableIdsAreRefusedIdentically() {
+        S store = store();
+        Map<String, Consumer<String>> byId = new java.util.LinkedHashMap<>(byIdOperations(store));
+        byId.put("acquireAll", id -> store.acquireAll(List.of("s:fine-before", id, "s:fine-after")));
+        byId.put("resetAttempts", id -> {
+            if (supportsResetAttempts()) {
+                store.resetAttempts(id);
+            } else {
+                MessageIds.requireValid(id);
+            }
+        });
+        Map<String, Consumer<Claim>> byClaim = new java.util.LinkedHashMap<>(byClaimOperations(store));
+        byClaim.put("confirmAll", c -> store.confirmAll(List.of(new Claim("s:fine-before", ClaimResult.CLAIMED, 1), c)));
+        byClaim.put("releaseAll", c -> store.releaseAll(List.of(c, new Claim("s:fine-after", ClaimResult.CLAIMED, 1))));
+        List<DynamicTest> tests = new ArrayList<>();
+        for (String bad : UNSTORABLE) {
+            byId.forEach((name, op) -> tests.add(dynamicTest(name + "(" + MessageIds.printable(bad) + ")",
+                    () -> assertRefusedLikeRequireValid(bad, () -> op.accept(bad)))));
+            byClaim.forEach((name, op) -> tests.add(dynamicTest(name + "(Claim of " + MessageIds.printable(bad) + ")",
+                    () -> assertRefusedLikeRequireValid(bad,
+                            () -> op.accept(new Claim(bad, ClaimResult.CLAIMED, 1))))));
+        }
+        tests.add(dynamicTest("nothing was written, not even a cleaned-up id, and the store still works", () -> {
+            S other = peer(store);
+            for (String written : List.of("s:fine-before", "s:fine-after", "s:j-nulbyte", "s:j-nul byte",
+                    "s:lone-high-", "s:lone-high-?", "s:lone-high-\uFFFD", "s:-lone-low", "s:?-lone-low",
+                    "s:\uFFFD-lone-low", "s:")) {
+                assertThat(other.attempts(written)).as("attempts of '%s'", written).isZero();
+                assertThat(other.isConfirmed(written)).as("'%s' confirmed", written).isFalse();
+                assertThat(other.acquire(written)).as("'%s' is new", written)
+                        .isEqualTo(new Claim(written, ClaimResult.CLAIMED, 1));
+            }
+            Claim next = store.acquire("s:next-message");
+            assertThat(next).isEqualTo(new Claim("s:next-message", ClaimResult.CLAIMED, 1));
+            assertThat(store.confirm(next)).isTrue();
+            assertThat(other.tryClaim("s:next-message")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        }));
+        return tests.stream();
+    }
+
+    private static void assertRefusedLikeRequireValid(String bad, Runnable call) {
+        String expected = null;
+        try {
+            MessageIds.requireValid(bad);
+        } catch (InvalidMessageIdException e) {
+            expected = e.getMessage();
+        }
+        assertThat(expected).as("MessageIds.requireValid refuses it").isNotNull();
+        String message = expected;
+        assertThatThrownBy(call::run).isInstanceOfSatisfying(InvalidMessageIdException.class, e -> {
+            assertThat(e.messageId()).as("the exception names the refused id").isEqualTo(bad);
+            assertThat(e.getMessage()).as("the same message as MessageIds.requireValid").isEqualTo(message);
+        });
+    }
+
+    // ================================================================= batches (issue 13)
+
+    @Test
+    @DisplayName("acquireAll answers in order exactly as acquire would, one id after the other")
+    void acquireAllAnswersLikeAcquireInOrder() {
+        S store = store();
+        S peer = peer(store);
+        store.confirm(store.acquire("done"));
+        Claim busy = peer.acquire("busy");
+        store.release(store.acquire("again"));
+        List<Claim> claims = store.acquireAll(List.of("new-1", "done", "busy", "again", "new-1", "new-2"));
+        assertThat(claims).hasSize(6);
+        assertThat(claims.get(0)).isEqualTo(new Claim("new-1", ClaimResult.CLAIMED, 1));
+        assertThat(claims.get(1).result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(claims.get(1).messageId()).isEqualTo("done");
+        assertThat(claims.get(2).result()).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(claims.get(2).attempt()).as("IN_PROGRESS reports the count so far, or 0").isIn(0, 1);
+        assertThat(claims.get(3)).as("claimed after a release").isEqualTo(new Claim("again", ClaimResult.CLAIMED, 2));
+        assertThat(claims.get(4)).as("a duplicate in the same call is held by the call itself")
+                .isEqualTo(new Claim("new-1", ClaimResult.IN_PROGRESS, 1));
+        assertThat(claims.get(5)).isEqualTo(new Claim("new-2", ClaimResult.CLAIMED, 1));
+        assertThat(store.attempts("new-1")).as("one claim, one attempt").isEqualTo(1);
+        assertThat(peer.tryClaim("new-2")).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(peer.confirm(busy)).isTrue();
+
+        lapse();
+        assertThat(peer.acquireAll(List.of("new-2", "new-1")))
+                .as("lapsed leases are taken over by a batch too")
+                .containsExactly(new Claim("new-2", ClaimResult.CLAIMED, 2), new Claim("new-1", ClaimResult.CLAIMED, 2));
+    }
+
+    @Test
+    @DisplayName("batch calls with empty lists do nothing")
+    void emptyBatchesDoNothing() {
+        S store = store();
+        assertThat(store.acquireAll(List.of())).isEmpty();
+        assertThat(store.confirmAll(List.of())).isEmpty();
+        assertThatNoException().isThrownBy(() -> store.releaseAll(List.of()));
+        assertThat(store.acquireAll(List.of("single"))).containsExactly(new Claim("single", ClaimResult.CLAIMED, 1));
+    }
+
+    @Test
+    @DisplayName("confirmAll records every completion and returns exactly the claims whose lease was lost")
+    void confirmAllRecordsEveryCompletionAndReportsLostLeases() {
+        S store = store();
+        S peer = peer(store);
+        Claim lapsedTakenOver = store.acquire("c");
+        Claim lapsedAlone = store.acquire("d");
+        lapse();
+        Claim takeover = peer.acquire("c");
+        Claim a = store.acquire("a");
+        Claim b = store.acquire("b");
+        List<Claim> lost = store.confirmAll(List.of(a, lapsedTakenOver, b, lapsedAlone));
+        assertThat(lost).containsExactly(lapsedTakenOver, lapsedAlone);
+        for (String id : List.of("a", "b", "c", "d")) {
+            assertThat(peer.isConfirmed(id)).as("%s confirmed", id).isTrue();
+            assertThat(peer.tryClaim(id)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        }
+        assertThat(peer.release(takeover)).as("the new owner cannot undo it").isFalse();
+        assertThat(store.confirmAll(List.of(new Claim("never-claimed", ClaimResult.CLAIMED, 1))))
+                .as("a claim the store never granted is not held, and completion is recorded")
+                .containsExactly(new Claim("never-claimed", ClaimResult.CLAIMED, 1));
+        assertThat(peer.isConfirmed("never-claimed")).isTrue();
+    }
+
+    @Test
+    @DisplayName("confirmAll with the same claim twice confirms it once and reports the repeat as lost")
+    void confirmAllWithARepeatedClaim() {
+        S store = store();
+        Claim a = store.acquire("a");
+        Claim b = store.acquire("b");
+        assertThat(store.confirmAll(List.of(a, b, a))).containsExactly(a);
+        assertThat(store.isConfirmed("a")).isTrue();
+        assertThat(store.isConfirmed("b")).isTrue();
+    }
+
+    @Test
+    @DisplayName("releaseAll releases the live leases only, keeps the counts, and leaves stale claims alone")
+    void releaseAllReleasesLiveLeasesOnly() {
+        S store = store();
+        S peer = peer(store);
+        Claim stale = store.acquire("c");
+        lapse();
+        Claim takeover = peer.acquire("c");
+        Claim a = store.acquire("a");
+        Claim b = store.acquire("b");
+        Claim done = store.acquire("done");
+        store.confirm(done);
+        store.releaseAll(List.of(a, stale, b, done, new Claim("busy-elsewhere", ClaimResult.IN_PROGRESS, 0)));
+        assertThat(peer.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 2));
+        assertThat(peer.acquire("b")).isEqualTo(new Claim("b", ClaimResult.CLAIMED, 2));
+        assertThat(store.tryClaim("c")).as("the new owner keeps its lease").isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(peer.confirm(takeover)).isTrue();
+        assertThat(store.tryClaim("done")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(store.attempts("busy-elsewhere")).isZero();
+    }
+
+    @Test
+    @DisplayName("a batch with one refused id claims, confirms or releases nothing and counts no attempt")
+    void aRefusedIdFailsTheWholeBatchAndNothingElse() {
+        S store = store();
+        S peer = peer(store);
+        Claim held = store.acquire("held");
+        String bad = "s:nul\u0000";
+        assertThatThrownBy(() -> store.acquireAll(List.of("first", "held", bad, "last")))
+                .isInstanceOfSatisfying(InvalidMessageIdException.class, e -> assertThat(e.messageId()).isEqualTo(bad));
+        assertThat(peer.attempts("first")).as("nothing claimed, no attempt counted").isZero();
+        assertThat(peer.attempts("last")).isZero();
+        assertThat(peer.acquireAll(List.of("first", "last"))).extracting(Claim::result)
+                .containsExactly(ClaimResult.CLAIMED, ClaimResult.CLAIMED);
+
+        assertThatThrownBy(() -> store.confirmAll(List.of(held, new Claim(bad, ClaimResult.CLAIMED, 1))))
+                .isInstanceOfSatisfying(InvalidMessageIdException.class, e -> assertThat(e.messageId()).isEqualTo(bad));
+        assertThat(peer.isConfirmed("held")).as("nothing confirmed").isFalse();
+        assertThatThrownBy(() -> store.releaseAll(List.of(held, new Claim(bad, ClaimResult.CLAIMED, 1))))
+                .isInstanceOf(InvalidMessageIdException.class);
+        assertThat(peer.tryClaim("held")).as("nothing released").isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThatThrownBy(() -> store.acquireAll(java.util.Arrays.asList("first-null", null)))
+                .isInstanceOf(NullPointerException.class);
+        assertThat(peer.attempts("first-null")).isZero();
+        assertThat(store.confirmAll(List.of(held))).isEmpty();
+    }
+
+    @Test
+    @DisplayName("many threads mixing batch and single claims of the same ids (with duplicates in a batch): one CLAIMED")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void exactlyOneClaimPerIdWithBatchAndSingleCallsMixed() throws Exception {
+        S store = store(Duration.ofHours(1), Duration.ofHours(2));
+        S peer = peer(store);
+        int threads = Math.max(4, contentionThreads());
+        int ids = contentionIds();
+        AtomicIntegerArray claims = new AtomicIntegerArray(ids);
+        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+        race(threads, thread -> {
+            S mine = thread % 2 == 0 ? store : peer;
+            Random random = new Random(thread);
+            List<Integer> round = new ArrayList<>();
+            for (int i : aligned(ids, thread)) {
+                if (thread % 4 >= 2) {
+                    count(List.of(mine.acquire(id(i))), claims, problems);
+                    continue;
+                }
+                round.add(i);
+                if (round.size() == ROUND) {
+                    flushBatches(mine, round, random, claims, problems);
+                }
+            }
+            if (!round.isEmpty()) {
+                flushBatches(mine, round, random, claims, problems);
+            }
+        });
+        assertThat(problems).isEmpty();
+        for (int i = 0; i < ids; i++) {
+            assertThat(claims.get(i)).as("CLAIMED answers for %s", id(i)).isEqualTo(1);
+        }
+        assertThat(store.attempts(id(0))).isEqualTo(1);
+        assertThat(peer.attempts(id(ids - 1))).isEqualTo(1);
+    }
+
+    /** Claims the ids of a round in up to three shuffled batches, one of them with a repeated id. */
+    private void flushBatches(S store, List<Integer> round, Random random, AtomicIntegerArray claims,
+                              ConcurrentLinkedQueue<String> problems) {
+        List<String> names = new ArrayList<>();
+        for (int i : round) {
+            names.add(id(i));
+        }
+        round.clear();
+        Collections.shuffle(names, random);
+        int cut1 = random.nextInt(names.size() + 1);
+        int cut2 = cut1 + random.nextInt(names.size() - cut1 + 1);
+        for (List<String> part : List.of(names.subList(0, cut1), names.subList(cut1, cut2),
+                names.subList(cut2, names.size()))) {
+            List<String> batch = new ArrayList<>(part);
+            if (!batch.isEmpty() && random.nextBoolean()) {
+                batch.add(random.nextInt(batch.size() + 1), batch.get(random.nextInt(batch.size())));
+            }
+            List<Claim> answers = store.acquireAll(batch);
+            if (answers.size() != batch.size()) {
+                problems.add("acquireAll of " + batch.size() + " ids answered " + answers.size() + " claims");
+            }
+            for (int k = 0; k < answers.size(); k++) {
+                if (!answers.get(k).messageId().equals(batch.get(k))) {
+                    problems.add("answer " + k + " names " + answers.get(k).messageId() + ", not " + batch.get(k));
+                }
+            }
+            count(answers, claims, problems);
+        }
+    }
+
+    private static void count(List<Claim> answers, AtomicIntegerArray claims, ConcurrentLinkedQueue<String> problems) {
+        for (Claim claim : answers) {
+            int i = Integer.parseInt(claim.messageId().substring("contended-".length()));
+            if (claim.result() == ClaimResult.CLAIMED) {
+                claims.incrementAndGet(i);
+            } else if (claim.result() == ClaimResult.ALREADY_CONFIRMED) {
+                problems.add(claim.messageId() + " answered ALREADY_CONFIRMED though nobody confirmed it");
+            }
+        }
+    }
+
+    @Test
+    @DisplayName("many threads claiming, confirming and releasing the same ids in batches never double-claim")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void noDoubleClaimWithRacingBatchConfirmAndRelease() throws Exception {
+        S store = store(Duration.ofHours(1), Duration.ofHours(2));
+        S peer = peer(store);
+        int threads = Math.max(2, contentionThreads());
+        int ids = Math.max(ROUND, contentionIds() / 4);
+        AtomicIntegerArray grants = new AtomicIntegerArray(ids);
+        AtomicIntegerArray confirmed = new AtomicIntegerArray(ids);
+        ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+        race(threads, thread -> {
+            S mine = thread % 2 == 0 ? store : peer;
+            Random random = new Random(thread);
+            List<String> round = new ArrayList<>();
+            for (int i : aligned(ids, thread)) {
+                round.add(id(i));
+                if (round.size() == 8) {
+                    claimThenConfirmOrRelease(mine, round, random, grants, confirmed, problems);
+                }
+            }
+            if (!round.isEmpty()) {
+                claimThenConfirmOrRelease(mine, round, random, grants, confirmed, problems);
+            }
+        });
+        assertThat(problems).isEmpty();
+        for (int i = 0; i < ids; i++) {
+            if (confirmed.get(i) != 0) {
+                assertThat(peer.tryClaim(id(i))).as("%s", id(i)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+            } else {
+                assertThat(store.attempts(id(i))).as("attempts of %s", id(i)).isEqualTo(grants.get(i));
+            }
+        }
+    }
+
+    /** One batch round: claim the ids, then confirm a quarter of the claims and release the rest, in batches. */
+    private void claimThenConfirmOrRelease(S store, List<String> round, Random random, AtomicIntegerArray grants,
+                                           AtomicIntegerArray confirmed, ConcurrentLinkedQueue<String> problems) {
+        List<Claim> toConfirm = new ArrayList<>();
+        List<Claim> toRelease = new ArrayList<>();
+        for (Claim claim : store.acquireAll(round)) {
+            if (!claim.claimed()) {
+                continue;
+            }
+            int index = Integer.parseInt(claim.messageId().substring("contended-".length()));
+            int attempt = grants.incrementAndGet(index);
+            if (confirmed.get(index) != 0) {
+                problems.add(claim.messageId() + " was claimed after it was confirmed");
+            }
+            if (claim.attempt() != attempt) {
+                problems.add(claim.messageId() + " got attempt " + claim.attempt() + " for grant " + attempt);
+            }
+            if (random.nextInt(4) == 0) {
+                confirmed.set(index, 1);
+                toConfirm.add(claim);
+            } else {
+                toRelease.add(claim);
+            }
+        }
+        round.clear();
+        List<Claim> lost = store.confirmAll(toConfirm);
+        if (!lost.isEmpty()) {
+            problems.add("confirmAll of live leases reported lost " + lost);
+        }
+        store.releaseAll(toRelease);
+    }
+
+    // ================================================================= resetting attempts (issue 12)
+
+    /**
+     * @return whether the store implements {@link LeasedIdempotencyStore#resetAttempts}; every store shipped with
+     *     AceMQ does. A store that returns false here must throw {@link UnsupportedOperationException} from it.
+     */
+    protected boolean supportsResetAttempts() {
+        return true;
+    }
+
+    @Test
+    @DisplayName("resetAttempts forgets the count of a released id: its next claim is attempt 1")
+    void resetAttemptsOfAReleasedId() {
+        S store = store();
+        S peer = peer(store);
+        if (!supportsResetAttempts()) {
+            assertThatThrownBy(() -> store.resetAttempts("a")).isInstanceOf(UnsupportedOperationException.class);
+            return;
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(store.release(store.acquire("a"))).isTrue();
+        }
+        assertThat(store.attempts("a")).isEqualTo(3);
+        assertThat(peer.resetAttempts("a")).isTrue();
+        assertThat(store.attempts("a")).isZero();
+        assertThat(peer.resetAttempts("a")).as("nothing left to reset").isFalse();
+        assertThat(store.acquire("a")).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 1));
+        assertThat(store.resetAttempts("unknown")).isFalse();
+        assertThat(store.attempts("unknown")).isZero();
+    }
+
+    @Test
+    @DisplayName("resetAttempts leaves a confirmed id and a live lease alone")
+    void resetAttemptsLeavesConfirmedAndLiveAlone() {
+        S store = store();
+        S peer = peer(store);
+        if (!supportsResetAttempts()) {
+            return;
+        }
+        store.release(store.acquire("done"));
+        store.confirm(store.acquire("done"));
+        assertThat(peer.resetAttempts("done")).isFalse();
+        assertThat(peer.tryClaim("done")).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+
+        store.release(store.acquire("busy"));
+        Claim live = store.acquire("busy");
+        assertThat(peer.resetAttempts("busy")).isFalse();
+        assertThat(store.attempts("busy")).isEqualTo(2);
+        assertThat(peer.tryClaim("busy")).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(store.renew(live)).isTrue();
+        assertThat(store.confirm(live)).isTrue();
+    }
+
+    @Test
+    @DisplayName("resetAttempts of a lapsed lease forgets it; the old owner's renew and release then do nothing")
+    void resetAttemptsOfALapsedLease() {
+        S store = store();
+        S peer = peer(store);
+        if (!supportsResetAttempts()) {
+            return;
+        }
+        store.release(store.acquire("a"));
+        Claim lapsed = store.acquire("a");
+        lapse();
+        assertThat(peer.resetAttempts("a")).isTrue();
+        assertThat(store.renew(lapsed)).isFalse();
+        assertThat(store.release(lapsed)).isFalse();
+        Claim fresh = peer.acquire("a");
+        assertThat(fresh).isEqualTo(new Claim("a", ClaimResult.CLAIMED, 1));
+        assertThat(store.confirm(lapsed)).as("a late confirm still records completion").isFalse();
+        assertThat(peer.isConfirmed("a")).isTrue();
+    }
+
+    // ================================================================= model-based property with batches
+
+    record AcquireAll(int owner, List<Integer> ids) implements BatchOp { }
+
+    /** @param refs which of the owner's claims (see {@link ConfirmClaim}); repeats are dropped */
+    record ConfirmAll(int owner, List<Integer> refs) implements BatchOp { }
+
+    record ReleaseAll(int owner, List<Integer> refs) implements BatchOp { }
+
+    record ResetAttempts(int owner, int id) implements BatchOp { }
+
+    /** A step of {@link #batchesBehaveLikeTheModel}: a batch operation or any single one. */
+    sealed interface BatchOp permits AcquireAll, ConfirmAll, ReleaseAll, ResetAttempts, Single { }
+
+    record Single(Op op) implements BatchOp { }
+
+    /**
+     * Random sequences mixing the batch operations (and {@code resetAttempts}) with the single ones must give only
+     * answers the reference model allows: a batch behaves as its operations one after the other, in order.
+     *
+     * @param ops the scenario
+     */
+    @Property(tries = 150, shrinking = net.jqwik.api.ShrinkingMode.FULL)
+    void batchesBehaveLikeTheModel(@ForAll("batchScenarios") List<BatchOp> ops) {
+        runScenario(ops, this::runBatch);
+    }
+
+    private void runBatch(BatchOp op, List<S> owners, List<List<Claim>> claims, ContractModel model) {
+        if (op instanceof Single s) {
+            run(s.op(), owners, claims, model);
+        } else if (op instanceof AcquireAll a) {
+            List<String> ids = a.ids().stream().map(IdempotencyStoreContract::key).toList();
+            List<Claim> answers = owners.get(a.owner()).acquireAll(ids);
+            assertThat(answers).hasSize(ids.size());
+            for (int i = 0; i < ids.size(); i++) {
+                assertThat(answers.get(i).messageId()).isEqualTo(ids.get(i));
+                model.acquire(a.owner(), ids.get(i), answers.get(i), c -> c);
+                if (answers.get(i).claimed()) {
+                    claims.get(a.owner()).add(answers.get(i));
+                }
+            }
+        } else if (op instanceof ConfirmAll c) {
+            List<Claim> picked = picked(claims.get(c.owner()), c.refs());
+            List<Claim> lost = owners.get(c.owner()).confirmAll(picked);
+            for (Claim claim : picked) {
+                model.confirmClaim(c.owner(), claim, !lost.contains(claim));
+            }
+            assertThat(picked).as("lost claims are claims of the call").containsAll(lost);
+        } else if (op instanceof ReleaseAll r) {
+            List<Claim> picked = picked(claims.get(r.owner()), r.refs());
+            owners.get(r.owner()).releaseAll(picked);
+            for (Claim claim : picked) {
+                model.releaseClaimUnobserved(r.owner(), claim);
+            }
+        } else if (op instanceof ResetAttempts r) {
+            if (supportsResetAttempts()) {
+                model.resetAttempts(key(r.id()), owners.get(r.owner()).resetAttempts(key(r.id())));
+            }
+        }
+    }
+
+    /** @return the distinct claims named by {@code refs} (claims of one id may differ in attempt) */
+    private static List<Claim> picked(List<Claim> claims, List<Integer> refs) {
+        List<Claim> picked = new ArrayList<>();
+        for (int ref : refs) {
+            Claim claim = pick(claims, ref);
+            if (claim != null && !picked.contains(claim)) {
+                picked.add(claim);
+            }
+        }
+        return picked;
+    }
+
+    /** @return random scenarios for {@link #batchesBehaveLikeTheModel} */
+    @Provide
+    Arbitrary<List<BatchOp>> batchScenarios() {
+        Arbitrary<Integer> owner = Arbitraries.integers().between(0, 1);
+        Arbitrary<Integer> id = Arbitraries.integers().between(0, MODEL_IDS - 1);
+        Arbitrary<List<Integer>> ids = id.list().ofMinSize(0).ofMaxSize(5);
+        Arbitrary<List<Integer>> refs = Arbitraries.integers().between(0, 3).list().ofMinSize(0).ofMaxSize(4);
+        return Arbitraries.<BatchOp>frequencyOf(
+                Tuple.of(6, Combinators.combine(owner, ids).as(AcquireAll::new)),
+                Tuple.of(4, Combinators.combine(owner, refs).as(ConfirmAll::new)),
+                Tuple.of(4, Combinators.combine(owner, refs).as(ReleaseAll::new)),
+                Tuple.of(3, Combinators.combine(owner, id).as(ResetAttempts::new)),
+                Tuple.of(12, singleOps().map(Single::new)))
+                .list().ofMinSize(1).ofMaxSize(50);
     }
 
     // ================================================================= contention
@@ -900,15 +1410,25 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
      */
     @Property(tries = 300, shrinking = net.jqwik.api.ShrinkingMode.FULL)
     void behavesLikeTheModel(@ForAll("scenarios") List<Op> ops) {
+        runScenario(ops, this::run);
+    }
+
+    /** Runs one step of a scenario against the stores of both owners and the model. */
+    private interface Step<T, X> {
+        void run(T op, List<X> owners, List<List<Claim>> claims, ContractModel model);
+    }
+
+    /** Runs a scenario on a fresh store and its peer, step by step, against a fresh model. */
+    private <T> void runScenario(List<T> ops, Step<T, S> steps) {
         S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
         List<S> owners = List.of(first, peer(first));
         List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
         ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
         int step = 0;
-        for (Op op : ops) {
+        for (T op : ops) {
             step++;
             try {
-                run(op, owners, claims, model);
+                steps.run(op, owners, claims, model);
             } catch (AssertionError e) {
                 throw new AssertionError("step " + step + " " + op + ": " + e.getMessage() + "\n" + model.describe()
                         + "\nscenario: " + ops, e);
@@ -973,6 +1493,11 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
     /** @return random scenarios for {@link #behavesLikeTheModel} */
     @Provide
     Arbitrary<List<Op>> scenarios() {
+        return singleOps().list().ofMinSize(1).ofMaxSize(60);
+    }
+
+    /** @return one random single-id operation, as {@link #scenarios} draws them */
+    private static Arbitrary<Op> singleOps() {
         Arbitrary<Integer> owner = Arbitraries.integers().between(0, 1);
         Arbitrary<Integer> id = Arbitraries.integers().between(0, MODEL_IDS - 1);
         Arbitrary<Integer> ref = Arbitraries.integers().between(0, 3);
@@ -988,7 +1513,6 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
                 Tuple.of(4, Combinators.combine(owner, ref).as(Renew::new)),
                 Tuple.of(3, Combinators.combine(owner, id).as(IsConfirmed::new)),
                 Tuple.of(3, Combinators.combine(owner, id).as(Attempts::new)),
-                Tuple.of(6, advance))
-                .list().ofMinSize(1).ofMaxSize(60);
+                Tuple.of(6, advance));
     }
 }

@@ -17,6 +17,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -29,26 +32,41 @@ import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 
 /**
- * Store-level group-commit probe: N caller threads each run {@code acquire(fresh id)} + {@code confirm(claim)} in a
- * loop against one {@link JdbcIdempotencyStore} with group commit on, and the probe reports what one message costs
- * and why: statements per kind with their average ids and latency (read through a DataSource wrapper, so the store
- * itself is unchanged), WAL flushes and commits per message ({@code pg_stat_wal}, {@code pg_stat_database}), and CPU
- * per message of this JVM (user/system, without the JIT compiler threads) and of the PostgreSQL server (all processes
- * of its postmaster, read from /proc, so only when the server runs on this machine).
+ * Store-level probe of the JDBC store on a real PostgreSQL: caller threads run messages (claim + confirm of fresh ids)
+ * in a loop against one {@link JdbcIdempotencyStore}, one configuration ("mode") after the other, each on a fresh
+ * table, in the same run; the probe reports what one message costs and why: throughput and its ratio to the
+ * single-statement path at the same thread count, commits and WAL flushes per message ({@code pg_stat_database},
+ * {@code pg_stat_wal}), statements per kind with their average ids and latency (read through a DataSource wrapper, so
+ * the store itself is unchanged), and CPU per message of this JVM (user/system, without the JIT compiler threads) and
+ * of the PostgreSQL server (all processes of its postmaster, read from /proc, so only when the server runs on this
+ * machine).
+ *
+ * <p>Modes ({@code --modes}, comma-separated):
+ * <ul>
+ *   <li>{@code single}: {@code acquire} + {@code confirm(Claim)} per message, group commit off (one statement each);</li>
+ *   <li>{@code default}: the same calls on a store with every default (group commit on, decided by load);</li>
+ *   <li>{@code group}: the same calls with {@code groupCommit(--batch, --in-flight)}, or
+ *       {@code group:<maxBatch>:<maxInFlight>} with those limits;</li>
+ *   <li>{@code batch:N}: each thread claims N fresh ids with one {@code acquireAll} and confirms them with one
+ *       {@code confirmAll} (the runtime's batched path; default store settings).</li>
+ * </ul>
  *
  * <pre>
  * java -cp benchmarks/target/acemq-benchmarks.jar org.acemq.amqp.benchmarks.store.GroupCommitProbe \
- *      [--threads 256] [--in-flight 4] [--batch 128] [--seconds 10] [--warmup-seconds 8] \
+ *      [--modes single,default,batch:10,batch:100] [--threads 4 | --threads 1,4,16] [--pool 8] \
+ *      [--in-flight 4] [--batch 128] [--seconds 10] [--warmup-seconds 8] \
  *      [--jdbc-url jdbc:postgresql://127.0.0.1:5432/postgres] [--jdbc-user postgres] [--jdbc-password postgres]
  * </pre>
  * The connections turn {@code track_wal_io_timing} on for their own session (superuser only), to report the average
- * flush time; nothing global is changed. A fresh table is created and dropped.
+ * flush time; nothing global is changed. Each mode's table is created and dropped.
  */
 public final class GroupCommitProbe {
 
     private static final long TICK_NANOS = 10_000_000L; // USER_HZ = 100 on Linux
 
     private final Map<String, Stat> stats = new ConcurrentHashMap<>();
+    private final List<String> summary = new ArrayList<>();
+    private final Map<Integer, Double> singleRate = new HashMap<>();
 
     /** Statements of one kind. */
     private static final class Stat {
@@ -65,35 +83,60 @@ public final class GroupCommitProbe {
      * @throws Exception on any failure
      */
     public static void main(String[] args) throws Exception {
-        Map<String, String> o = new TreeMap<>(Map.of("--threads", "256", "--in-flight", "4", "--batch", "128",
-                "--seconds", "10", "--warmup-seconds", "8", "--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres",
-                "--jdbc-user", "postgres", "--jdbc-password", "postgres"));
+        Map<String, String> o = new TreeMap<>(Map.ofEntries(Map.entry("--threads", "256"),
+                Map.entry("--in-flight", "4"), Map.entry("--batch", "128"), Map.entry("--seconds", "10"),
+                Map.entry("--warmup-seconds", "8"), Map.entry("--modes", "group"), Map.entry("--pool", "0"),
+                Map.entry("--jdbc-url", "jdbc:postgresql://127.0.0.1:5432/postgres"),
+                Map.entry("--jdbc-user", "postgres"), Map.entry("--jdbc-password", "postgres")));
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!o.containsKey(args[i])) {
                 throw new IllegalArgumentException("unknown option " + args[i]);
             }
             o.put(args[i], args[i + 1]);
         }
-        new GroupCommitProbe().run(Integer.parseInt(o.get("--threads")), Integer.parseInt(o.get("--in-flight")),
-                Integer.parseInt(o.get("--batch")), Integer.parseInt(o.get("--seconds")),
-                Integer.parseInt(o.get("--warmup-seconds")), o.get("--jdbc-url"), o.get("--jdbc-user"),
-                o.get("--jdbc-password"));
+        GroupCommitProbe probe = new GroupCommitProbe();
+        for (String threads : o.get("--threads").split(",")) {
+            for (String mode : o.get("--modes").split(",")) {
+                probe.run(mode.strip(), Integer.parseInt(threads.strip()), Integer.parseInt(o.get("--in-flight")),
+                        Integer.parseInt(o.get("--batch")), Integer.parseInt(o.get("--pool")),
+                        Integer.parseInt(o.get("--seconds")), Integer.parseInt(o.get("--warmup-seconds")),
+                        o.get("--jdbc-url"), o.get("--jdbc-user"), o.get("--jdbc-password"));
+            }
+        }
+        System.out.println();
+        System.out.println("| mode | threads | msg/s | ratio to single | commits/msg | WAL flushes/msg "
+                + "| PostgreSQL CPU µs/msg | client CPU µs/msg | ids per statement |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|");
+        probe.summary.forEach(System.out::println);
     }
 
-    private void run(int threads, int inFlight, int batch, int seconds, int warmup, String url, String user,
-                     String password) throws Exception {
+    private void run(String mode, int threads, int inFlight, int batch, int poolSize, int seconds, int warmup,
+                     String url, String user, String password) throws Exception {
+        int perCall = mode.startsWith("batch:") ? Integer.parseInt(mode.substring("batch:".length())) : 1;
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setUsername(user);
         config.setPassword(password);
-        config.setMaximumPoolSize(inFlight + 2);
+        config.setMaximumPoolSize(poolSize > 0 ? poolSize : mode.equals("group") ? inFlight + 2 : 8);
         config.setConnectionInitSql("SET track_wal_io_timing = on");
         try (HikariDataSource pool = new HikariDataSource(config);
              Connection monitor = DriverManager.getConnection(url, user, password)) {
             String postmaster = postmasterPid(monitor);
             String table = "acemq_probe_" + System.nanoTime();
-            JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(instrumented(pool)).tableName(table)
-                    .groupCommit(batch, inFlight).build();
+            JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(instrumented(pool)).tableName(table);
+            switch (mode) {
+                case "single" -> builder.groupCommit(false);
+                case "group" -> builder.groupCommit(batch, inFlight);
+                default -> {
+                    if (mode.startsWith("group:")) { // group:<maxBatch>:<maxInFlight>
+                        String[] limits = mode.split(":");
+                        builder.groupCommit(Integer.parseInt(limits[1]), Integer.parseInt(limits[2]));
+                    } else if (!mode.equals("default") && !mode.startsWith("batch:")) {
+                        throw new IllegalArgumentException("unknown mode " + mode);
+                    }
+                }
+            }
+            JdbcIdempotencyStore store = builder.build();
             store.createSchema();
             AtomicLong sequence = new AtomicLong();
             AtomicLong done = new AtomicLong();
@@ -101,12 +144,25 @@ public final class GroupCommitProbe {
             Thread[] callers = new Thread[threads];
             for (int i = 0; i < threads; i++) {
                 callers[i] = new Thread(() -> {
+                    List<String> ids = new ArrayList<>(perCall);
                     while (!stop.get()) {
-                        Claim claim = store.acquire("m:" + sequence.incrementAndGet());
-                        if (!store.confirm(claim)) {
-                            throw new IllegalStateException("a fresh claim was not held at confirm: " + claim);
+                        if (perCall == 1 && !mode.startsWith("batch:")) {
+                            Claim claim = store.acquire("m:" + sequence.incrementAndGet());
+                            if (!store.confirm(claim)) {
+                                throw new IllegalStateException("a fresh claim was not held at confirm: " + claim);
+                            }
+                            done.incrementAndGet();
+                            continue;
                         }
-                        done.incrementAndGet();
+                        ids.clear();
+                        for (int k = 0; k < perCall; k++) {
+                            ids.add("m:" + sequence.incrementAndGet());
+                        }
+                        List<Claim> claims = store.acquireAll(ids);
+                        if (!store.confirmAll(claims).isEmpty()) {
+                            throw new IllegalStateException("fresh claims were not held at confirm");
+                        }
+                        done.addAndGet(perCall);
                     }
                 }, "probe-" + i);
                 callers[i].start();
@@ -125,7 +181,8 @@ public final class GroupCommitProbe {
             try (Statement s = monitor.createStatement()) {
                 s.execute("DROP TABLE " + table);
             }
-            report(threads, inFlight, batch, before, after, elapsed, postmaster != null);
+            String label = mode.equals("group") ? "group(" + batch + ", " + inFlight + ")" : mode;
+            report(label, threads, before, after, elapsed, postmaster != null, store.toString());
         }
     }
 
@@ -202,36 +259,53 @@ public final class GroupCommitProbe {
         }
     }
 
-    private void report(int threads, int inFlight, int batch, long[] a, long[] b, double seconds, boolean server) {
+    private void report(String mode, int threads, long[] a, long[] b, double seconds, boolean server, String store) {
         double msgs = b[0] - a[0];
         double us = TICK_NANOS / 1e3;
         double flushes = b[6] - a[6];
-        System.out.printf(Locale.ROOT, "threads %d, groupCommit(%d, %d): %,.0f msg/s%n", threads, batch, inFlight,
-                msgs / seconds);
+        double rate = msgs / seconds;
+        if (mode.equals("single")) {
+            singleRate.put(threads, rate);
+        }
+        double client = ((b[1] - a[1]) + (b[2] - a[2]) - (b[3] - a[3])) * us / msgs;
+        double serverCpu = (b[4] - a[4]) * us / msgs;
+        System.out.printf(Locale.ROOT, "%s, %d threads: %,.0f msg/s (%s)%n", mode, threads, rate, store);
         System.out.printf(Locale.ROOT, "  JVM CPU %.1f us/msg without the JIT compiler threads (all threads: user %.1f, "
                         + "system %.1f, of which JIT %.1f), %.2f context switches/msg%n",
-                ((b[1] - a[1]) + (b[2] - a[2]) - (b[3] - a[3])) * us / msgs, (b[1] - a[1]) * us / msgs,
-                (b[2] - a[2]) * us / msgs, (b[3] - a[3]) * us / msgs, (b[10] - a[10]) / msgs);
+                client, (b[1] - a[1]) * us / msgs, (b[2] - a[2]) * us / msgs, (b[3] - a[3]) * us / msgs,
+                (b[10] - a[10]) / msgs);
         if (server) {
-            System.out.printf(Locale.ROOT, "  PostgreSQL CPU %.1f us/msg (system %.1f)%n", (b[4] - a[4]) * us / msgs,
+            System.out.printf(Locale.ROOT, "  PostgreSQL CPU %.1f us/msg (system %.1f)%n", serverCpu,
                     (b[5] - a[5]) * us / msgs);
         }
         System.out.printf(Locale.ROOT, "  WAL flushes %.4f/msg (avg %.3f ms), commits %.4f/msg, WAL %.0f B/msg "
                         + "(whole server)%n", flushes / msgs, flushes == 0 ? 0 : (b[7] - a[7]) / 1e3 / flushes,
                 (b[8] - a[8]) / msgs, (b[9] - a[9]) / msgs);
+        long statements = 0;
+        long ids = 0;
         for (Map.Entry<String, Stat> e : new TreeMap<>(stats).entrySet()) {
             Stat s = e.getValue();
             long n = s.count.sum();
+            statements += n;
+            ids += s.ids.sum();
             System.out.printf(Locale.ROOT, "  %-16s %,7d statements (%.0f/s), %.1f ids each, %.2f ms each%n",
                     e.getKey(), n, n / seconds, (double) s.ids.sum() / n, s.nanos.sum() / 1e6 / n);
         }
+        Double single = singleRate.get(threads);
+        summary.add(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %.3f | %.3f | %s | %.1f | %.1f |", mode,
+                threads, rate, single == null ? "–" : String.format(Locale.ROOT, "%.2f", rate / single),
+                (b[8] - a[8]) / msgs, flushes / msgs, server ? String.format(Locale.ROOT, "%.1f", serverCpu) : "–",
+                client, statements == 0 ? 0.0 : (double) ids / statements));
     }
 
     // ------------------------------------------------------------------ statement statistics through a wrapper
 
     private static String kind(String sql) {
         boolean array = sql.contains("unnest(");
-        String op = sql.contains("prior AS") ? "confirm(Claim)" : sql.contains("claimed AS") ? "acquire"
+        if (sql.startsWith("CREATE") || sql.startsWith("SELECT pg_advisory")) {
+            return "ddl";
+        }
+        String op = sql.contains("confirmed AS (\n  UPDATE") ? "confirm(held)" : sql.contains("prior AS") ? "confirm(Claim)" : sql.contains("claimed AS") ? "acquire"
                 : sql.contains("SET state = 2") ? "release" : "confirm";
         return op + (array ? "[]" : "");
     }

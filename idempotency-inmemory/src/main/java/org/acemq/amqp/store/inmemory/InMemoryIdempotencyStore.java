@@ -2,6 +2,9 @@ package org.acemq.amqp.store.inmemory;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.BiFunction;
 
@@ -54,8 +57,12 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *
  * <h2>Threading and blocking</h2>
  * All methods are safe for concurrent use by any number of threads, across all peers. Every update of one identifier
- * is one atomic {@link java.util.concurrent.ConcurrentHashMap#compute} step, so claims are atomic per identifier and
- * operations on different identifiers do not contend (beyond the map's bin locks). No method does I/O, and none
+ * is one atomic step of the {@link java.util.concurrent.ConcurrentHashMap}: a {@code putIfAbsent} for a new identifier,
+ * a {@code replace} of the very entry that was read for the common confirm and release of a live lease, and a
+ * {@code compute} that decides on the current entry otherwise. So claims are atomic per identifier, operations on
+ * different identifiers do not contend (beyond the map's bin locks), and the common path allocates only the new entry
+ * and the returned {@link Claim}. The batch calls ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) do
+ * the same per identifier, in order. No method does I/O, and none
  * blocks except in two rare cases, both on the calling thread: about once per sweep interval (a quarter of the
  * retention, between 1 s and 10 min) one caller removes the forgotten entries in a pass over the map, and when a
  * bounded store is full one inserting caller evicts a batch (other inserting callers only wait for it if they would
@@ -194,12 +201,19 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     public void confirm(String messageId) {
         MessageIds.requireValid(messageId);
         long now = state.now();
-        state.beforeInsert(messageId, now);
-        state.entries.compute(messageId, (id, entry) -> {
-            if (entry != null && entry.isConfirmed() && !state.forgotten(entry, now)) {
-                return entry;
+        Entry entry = state.entries.get(messageId);
+        if (entry != null && !state.forgotten(entry, now)) {
+            // the common cases without a compute step: already confirmed (nothing to write), or a claim to confirm
+            if (entry.isConfirmed() || state.entries.replace(messageId, entry, confirmed(entry, now))) {
+                return;
             }
-            return confirmed(entry, now);
+        }
+        state.beforeInsert(messageId, now);
+        state.entries.compute(messageId, (id, current) -> {
+            if (current != null && current.isConfirmed() && !state.forgotten(current, now)) {
+                return current;
+            }
+            return confirmed(current, now);
         });
     }
 
@@ -229,9 +243,46 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         MessageIds.requireValid(messageId);
         long now = state.now();
         state.beforeInsert(messageId, now);
+        return acquireValid(messageId, now, null);
+    }
+
+    /**
+     * One atomic acquire of a valid id: a new id is one {@code putIfAbsent}; an id the store knows goes through a
+     * compute step that decides on the current entry. {@code step} may be reused across calls of one thread.
+     */
+    private Claim acquireValid(String messageId, long now, Acquisition step) {
+        if (state.entries.putIfAbsent(messageId, Entry.claimed(ownerIndex, 1, leaseEnd(now))) == null) {
+            return new Claim(messageId, ClaimResult.CLAIMED, 1);
+        }
+        Acquisition acquisition = step != null ? step.at(now) : new Acquisition(now);
+        state.entries.compute(messageId, acquisition);
+        return new Claim(messageId, acquisition.result, acquisition.attempt);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one atomic step per identifier, one after the other in the order given, so a duplicate inside the call
+     * sees the claim its first copy took. Room for the new identifiers is made before any of them is written, so a
+     * full store ({@link StoreUnavailableException}) refuses the call before it claims anything.
+     */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds) {
+        int n = messageIds.size();
+        for (int i = 0; i < n; i++) {
+            MessageIds.requireValid(messageIds.get(i));
+        }
+        if (n == 0) {
+            return List.of();
+        }
+        long now = state.now();
+        state.beforeInsert(n, messageIds::get, now);
+        Claim[] claims = new Claim[n];
         Acquisition step = new Acquisition(now);
-        state.entries.compute(messageId, step);
-        return new Claim(messageId, step.result, step.attempt);
+        for (int i = 0; i < n; i++) {
+            claims[i] = acquireValid(messageIds.get(i), now, step);
+        }
+        return Arrays.asList(claims);
     }
 
     @Override
@@ -241,7 +292,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         LeaseStep step = new LeaseStep(now, attempt) {
             @Override
             Entry onHeld(Entry entry) {
-                return Entry.claimed(ownerIndex, attempt, SharedState.plus(now, state.leaseMillis));
+                return Entry.claimed(ownerIndex, attempt, leaseEnd(now));
             }
         };
         state.entries.computeIfPresent(claim.messageId(), step);
@@ -252,9 +303,27 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     public boolean confirm(Claim claim) {
         int attempt = requireLease(claim);
         long now = state.now();
+        Boolean fast = confirmHeld(claim.messageId(), attempt, now);
+        if (fast != null) {
+            return fast;
+        }
         state.beforeInsert(claim.messageId(), now);
+        return confirmValid(claim.messageId(), attempt, now);
+    }
+
+    /** @return true if the live lease was confirmed without a compute step; null if the general step must decide */
+    private Boolean confirmHeld(String messageId, int attempt, long now) {
+        Entry entry = state.entries.get(messageId);
+        if (entry != null && entry.isLease(ownerIndex, attempt) && entry.isLiveClaim(now)
+                && state.entries.replace(messageId, entry, confirmed(entry, now))) {
+            return Boolean.TRUE;
+        }
+        return null;
+    }
+
+    private boolean confirmValid(String messageId, int attempt, long now) {
         boolean[] live = new boolean[1];
-        state.entries.compute(claim.messageId(), (id, entry) -> {
+        state.entries.compute(messageId, (id, entry) -> {
             if (entry != null && state.forgotten(entry, now)) {
                 entry = null;
             }
@@ -267,18 +336,103 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         return live[0];
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one atomic step per claim, in the order given. Room for identifiers the store no longer holds is made
+     * before anything is written, so a full store refuses the call before it records any completion.
+     */
+    @Override
+    public List<Claim> confirmAll(List<Claim> claims) {
+        int n = claims.size();
+        for (int i = 0; i < n; i++) {
+            requireLease(claims.get(i));
+        }
+        if (n == 0) {
+            return List.of();
+        }
+        long now = state.now();
+        state.beforeInsert(n, i -> claims.get(i).messageId(), now);
+        List<Claim> lost = null;
+        for (int i = 0; i < n; i++) {
+            Claim claim = claims.get(i);
+            Boolean fast = confirmHeld(claim.messageId(), claim.attempt(), now);
+            if (fast == null && !confirmValid(claim.messageId(), claim.attempt(), now)) {
+                if (lost == null) {
+                    lost = new ArrayList<>();
+                }
+                lost.add(claim);
+            }
+        }
+        return lost == null ? List.of() : lost;
+    }
+
     @Override
     public boolean release(Claim claim) {
-        int attempt = requireLease(claim);
-        long now = state.now();
+        return releaseValid(claim.messageId(), requireLease(claim), state.now());
+    }
+
+    private boolean releaseValid(String messageId, int attempt, long now) {
+        Entry entry = state.entries.get(messageId);
+        if (entry == null) {
+            return false;
+        }
+        if (entry.isLease(ownerIndex, attempt) && !state.forgotten(entry, now)
+                && state.entries.replace(messageId, entry, released(entry, now))) {
+            return true;
+        }
         LeaseStep step = new LeaseStep(now, attempt) {
             @Override
-            Entry onHeld(Entry entry) {
-                return released(entry, now);
+            Entry onHeld(Entry held) {
+                return released(held, now);
             }
         };
-        state.entries.computeIfPresent(claim.messageId(), step);
+        state.entries.computeIfPresent(messageId, step);
         return step.held;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one atomic step per claim, in the order given; claims that are not {@code CLAIMED} are skipped.
+     */
+    @Override
+    public void releaseAll(List<Claim> claims) {
+        int n = claims.size();
+        for (int i = 0; i < n; i++) {
+            Claim claim = Objects.requireNonNull(claims.get(i), "claim must not be null");
+            MessageIds.requireValid(claim.messageId());
+        }
+        long now = state.now();
+        for (int i = 0; i < n; i++) {
+            Claim claim = claims.get(i);
+            if (claim.claimed()) {
+                releaseValid(claim.messageId(), claim.attempt(), now);
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the identifier's entry is removed in one atomic step if it is released or its lease has lapsed.
+     */
+    @Override
+    public boolean resetAttempts(String messageId) {
+        MessageIds.requireValid(messageId);
+        long now = state.now();
+        boolean[] reset = new boolean[1];
+        state.entries.computeIfPresent(messageId, (id, entry) -> {
+            if (state.forgotten(entry, now)) {
+                return null;
+            }
+            if (entry.isConfirmed() || entry.isLiveClaim(now)) {
+                return entry;
+            }
+            reset[0] = true;
+            return null;
+        });
+        return reset[0];
     }
 
     @Override
@@ -305,6 +459,10 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
             return null;
         }
         return entry;
+    }
+
+    private long leaseEnd(long now) {
+        return SharedState.plus(now, state.leaseMillis);
     }
 
     private Entry confirmed(Entry previous, long now) {
@@ -336,12 +494,20 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
 
     /** One atomic acquire: decides the result inside the map's compute step and reports it. */
     private final class Acquisition implements BiFunction<String, Entry, Entry> {
-        private final long now;
+        private long now;
         ClaimResult result;
         int attempt;
 
         Acquisition(long now) {
             this.now = now;
+        }
+
+        /** @return this step, ready for another compute at {@code time} (the caller's thread only) */
+        Acquisition at(long time) {
+            this.now = time;
+            this.result = null;
+            this.attempt = 0;
+            return this;
         }
 
         @Override
@@ -365,7 +531,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         private Entry grant(int attemptNumber) {
             result = IdempotencyStore.ClaimResult.CLAIMED;
             attempt = attemptNumber;
-            return Entry.claimed(ownerIndex, attemptNumber, SharedState.plus(now, state.leaseMillis));
+            return Entry.claimed(ownerIndex, attemptNumber, leaseEnd(now));
         }
     }
 

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntFunction;
 
 import org.acemq.amqp.api.StoreUnavailableException;
 
@@ -128,6 +129,32 @@ final class SharedState {
         }
         if (maxEntries != InMemoryIdempotencyStore.UNBOUNDED && entries.mappingCount() >= maxEntries
                 && !entries.containsKey(messageId)) {
+            makeRoom(now);
+        }
+    }
+
+    /**
+     * Runs before a batch operation that may add the identifiers {@code idAt(0 .. count - 1)}: as
+     * {@link #beforeInsert(String, long)}, with room made when those of them that are not remembered yet could take
+     * the store over its bound (identifiers it holds need no room, so a batch of confirms of live claims never fails
+     * for a store full of live claims). It throws (the store is full of live claims) before anything of the batch is
+     * written.
+     */
+    void beforeInsert(int count, IntFunction<String> idAt, long now) {
+        long sweepAt = nextSweepAt.get();
+        if (now >= sweepAt && nextSweepAt.compareAndSet(sweepAt, plus(now, sweepIntervalMillis))) {
+            sweep(now);
+        }
+        if (maxEntries == InMemoryIdempotencyStore.UNBOUNDED || entries.mappingCount() + count <= maxEntries) {
+            return;
+        }
+        int fresh = 0;
+        for (int i = 0; i < count; i++) {
+            if (!entries.containsKey(idAt.apply(i))) {
+                fresh++;
+            }
+        }
+        if (fresh > 0 && entries.mappingCount() + fresh > maxEntries) {
             makeRoom(now);
         }
     }

@@ -61,6 +61,29 @@ class InMemoryBoundTest {
     }
 
     @Test
+    void aFullStoreRefusesABatchBeforeItClaimsOrConfirmsAnything() {
+        InMemoryIdempotencyStore store = bounded(3);
+        InMemoryIdempotencyStore peer = store.newPeer();
+        Claim a = store.acquire("a");
+        store.acquire("b");
+        peer.acquire("c");
+
+        assertThatThrownBy(() -> store.acquireAll(List.of("d", "a", "e")))
+                .isInstanceOf(StoreUnavailableException.class).hasMessageStartingWith("in-memory store is full: ");
+        assertThatThrownBy(() -> store.confirmAll(List.of(a, new Claim("d", ClaimResult.CLAIMED, 1))))
+                .isInstanceOf(StoreUnavailableException.class);
+        assertThat(store.size()).as("nothing written").isEqualTo(3);
+        assertThat(store.attempts("d")).isZero();
+        assertThat(store.attempts("a")).isEqualTo(1);
+        assertThat(peer.tryClaim("a")).as("a is not confirmed").isEqualTo(ClaimResult.IN_PROGRESS);
+
+        Claim b = new Claim("b", ClaimResult.CLAIMED, 1);
+        assertThat(store.confirmAll(List.of(a, b))).as("confirming what it holds needs no room").isEmpty();
+        assertThat(store.acquireAll(List.of("d", "e"))).as("room made by evicting the confirmed ids")
+                .extracting(Claim::result).containsExactly(ClaimResult.CLAIMED, ClaimResult.CLAIMED);
+    }
+
+    @Test
     void neverEvictsLiveClaims() {
         InMemoryIdempotencyStore store = bounded(10);
         InMemoryIdempotencyStore peer = store.newPeer();

@@ -7,14 +7,19 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.TreeSet;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.InvalidMessageIdException;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
 import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.jdbc.internal.BatchStatements;
 import org.acemq.amqp.store.jdbc.internal.JdbcGroupCommit;
 import org.acemq.amqp.store.jdbc.internal.PostgresBatchSql;
 import org.acemq.amqp.store.jdbc.internal.PostgresSql;
@@ -43,12 +48,16 @@ import org.slf4j.LoggerFactory;
  * claimers across any number of processes exactly one wins. Nothing is ever half-written. The SQL is in
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
- * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) off by default}; on for many concurrent handlers): concurrent {@code acquire},
- * {@code confirm} and {@code release(Claim)} calls are coalesced into one statement of the same SQL over
- * {@code unnest(ids)} per batch, leader/follower style: a caller finding the store idle runs its own statement at
- * once; calls arriving while statements are in flight form the next batch. Each caller gets exactly the answer of
- * its own call; a batch is one transaction, and if it fails every caller in it gets a
- * {@link StoreUnavailableException}. Details in {@code docs/jdbc-store.md}.
+ * <p><b>Batch calls</b> ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) run one statement, one
+ * transaction and one commit per call, all or nothing.
+ *
+ * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) on by default}, nothing to tune): while fewer
+ * calls run than the pool has connections, every {@code acquire}, {@code confirm} and {@code release(Claim)} runs its
+ * own statement at once; calls beyond that, which would otherwise wait for a connection, are coalesced into one
+ * statement of the same SQL over {@code unnest(ids)} per batch, leader/follower style. Each caller gets exactly the
+ * answer of its own call; a batch is one transaction, and if it fails every caller in it gets a
+ * {@link StoreUnavailableException} (or, if PostgreSQL refused one caller's id, only that caller an
+ * {@link InvalidMessageIdException}). Details in {@code docs/jdbc-store.md}.
  *
  * <p><b>The database clock decides.</b> Every lease and expiry is computed and compared with the database's
  * {@code now()}; the JVM clock is never consulted, so consumers on machines with skewed clocks agree.
@@ -68,9 +77,10 @@ import org.slf4j.LoggerFactory;
  * first, and refuses with an {@link IllegalStateException}, changing nothing, if it is inside a transaction.
  *
  * <h2>Errors</h2>
- * Invalid ids fail before any connection is taken (see {@link MessageIds#requireValid}). Every
- * {@link SQLException} (server down, pool timeout, missing table, …) becomes a {@link StoreUnavailableException}
- * carrying it; the operation then had no effect.
+ * Invalid ids fail before any connection is taken (see {@link MessageIds#requireValid}). An id that PostgreSQL
+ * refuses with a data error (SQLState class 22) is an {@link InvalidMessageIdException} for that id, never an outage.
+ * Every other {@link SQLException} (server down, pool timeout, missing table, …) becomes a
+ * {@link StoreUnavailableException} carrying it; the operation then had no effect.
  *
  * <h2>Housekeeping</h2>
  * Forgotten rows (past their retention) are ignored by every operation but stay in the table until
@@ -93,11 +103,13 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     public static final Duration DEFAULT_PURGE_PAUSE = Duration.ofMillis(20);
     /** Default {@link Builder#groupCommit(int, int) maxBatch}: {@value}. */
     public static final int DEFAULT_GROUP_COMMIT_MAX_BATCH = 128;
-    /** Default {@link Builder#groupCommit(int, int) maxInFlight}: {@value}. */
-    public static final int DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT = 2;
+    /**
+     * Default {@link Builder#groupCommit(int, int) maxInFlight} when the store cannot read the DataSource's pool size:
+     * {@value}. When it can (HikariCP, Apache Commons DBCP 2, Tomcat JDBC, c3p0), the default is that pool size.
+     */
+    public static final int DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT = 8;
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
-    private static final int MAX_ID_IN_MESSAGE = 100;
 
     private final DataSource dataSource;
     private final TableName table;
@@ -107,7 +119,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     private final int purgeBatchSize;
     private final Duration purgePause;
     private final PostgresSql sql;
+    private final BatchStatements batches;
+    private final BatchRunner batchRunner = new BatchRunner();
     private final JdbcGroupCommit groupCommit; // null when group commit is off
+    private final int groupCommitMaxInFlight;
 
     private JdbcIdempotencyStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -118,9 +133,12 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.purgeBatchSize = b.purgeBatchSize;
         this.purgePause = b.purgePause;
         this.sql = new PostgresSql(table, lease, retention);
+        this.batches = new BatchStatements(new PostgresBatchSql(table, lease, retention), owner);
+        this.groupCommitMaxInFlight = b.groupCommitMaxInFlight > 0 ? b.groupCommitMaxInFlight
+                : PoolSize.of(b.dataSource, DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT);
         this.groupCommit = b.groupCommitMaxBatch == 0 ? null
-                : new JdbcGroupCommit(new PostgresBatchSql(table, lease, retention), owner, table.toString(),
-                        b.groupCommitMaxBatch, b.groupCommitMaxInFlight, b.arraySqlForSingletons, new GroupBackend());
+                : new JdbcGroupCommit(batches, table.toString(), b.groupCommitMaxBatch, groupCommitMaxInFlight,
+                        b.arraySqlForSingletons, new GroupBackend());
     }
 
     /**
@@ -259,6 +277,110 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         });
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one statement, one transaction and one commit for the whole list (a list of one runs the single-id
+     * statement), whether or not group commit is on; see {@code docs/jdbc-store.md}. If PostgreSQL refuses one of the
+     * ids (SQLState class 22), nothing was written; the store then finds which id it was, by running the single-id
+     * statement for each id in a transaction that it rolls back, and throws {@link InvalidMessageIdException} naming
+     * it.
+     */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds) {
+        for (String id : messageIds) {
+            MessageIds.requireValid(id);
+        }
+        if (messageIds.size() <= 1) {
+            return messageIds.isEmpty() ? List.of() : List.of(acquire(messageIds.get(0)));
+        }
+        try {
+            return Arrays.asList(batches.acquire(batchRunner, messageIds));
+        } catch (StoreUnavailableException e) {
+            throw refusedIdOr(e, "acquire", messageIds, (c, id) -> acquireOn(c, id));
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one statement, one transaction and one commit for the whole list (a list of one runs the single-id
+     * statement): completion is recorded for all of the claims or for none. Like {@link #confirm(Claim)}, it leaves
+     * alone (and reports as held) an id that this very claim already confirmed through {@link JdbcTransactionalHandler}.
+     */
+    @Override
+    public List<Claim> confirmAll(List<Claim> claims) {
+        for (Claim claim : claims) {
+            MessageIds.requireValid(Objects.requireNonNull(claim, "claim must not be null").messageId());
+        }
+        if (claims.size() <= 1) {
+            return claims.isEmpty() || confirm(claims.get(0)) ? List.of() : List.of(claims.get(0));
+        }
+        boolean[] held;
+        try {
+            held = batches.confirmClaims(batchRunner, claims);
+        } catch (StoreUnavailableException e) {
+            throw refusedIdOr(e, "confirm", ids(claims), byId(claims, (c, claim) -> confirmOn(c, claim)));
+        }
+        List<Claim> lost = List.of();
+        for (int i = 0; i < held.length; i++) {
+            if (!held[i]) {
+                if (lost.isEmpty()) {
+                    lost = new ArrayList<>();
+                }
+                lost.add(claims.get(i));
+            }
+        }
+        return lost;
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one statement, one transaction and one commit for the claimed ones of the list (a list of one runs the
+     * single-id statement).
+     */
+    @Override
+    public void releaseAll(List<Claim> claims) {
+        List<Claim> owned = new ArrayList<>(claims.size());
+        for (Claim claim : claims) {
+            if (isOwnable(claim)) {
+                owned.add(claim);
+            }
+        }
+        if (owned.size() <= 1) {
+            if (!owned.isEmpty()) {
+                release(owned.get(0));
+            }
+            return;
+        }
+        try {
+            batches.releaseClaims(batchRunner, owned);
+        } catch (StoreUnavailableException e) {
+            throw refusedIdOr(e, "release", ids(owned), byId(owned, (c, claim) -> releaseOn(c, claim)));
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one statement that deletes the id's row if it is released, or claimed with a lapsed lease (and not yet
+     * forgotten):
+     * {@code DELETE FROM <table> WHERE id = ? AND expires_at > now() AND (state = 2 OR (state = 0 AND lease_until <=
+     * now()))}. Operators can run the same statement by hand, or the command-line tool
+     * {@code org.acemq.amqp.store.jdbc.JdbcStoreTool reset-attempts} (see {@code docs/jdbc-store.md}).
+     */
+    @Override
+    public boolean resetAttempts(String messageId) {
+        MessageIds.requireValid(messageId);
+        return run("resetAttempts", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.resetAttempts)) {
+                ps.setString(1, messageId);
+                return ps.executeUpdate() == 1;
+            }
+        });
+    }
+
     @Override
     public void release(String messageId) {
         MessageIds.requireValid(messageId);
@@ -296,19 +418,21 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private Claim acquireNow(String messageId) {
-        return run("acquire", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
-                ps.setString(1, messageId);
-                ps.setObject(2, owner);
-                ps.setString(3, messageId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
-                    }
-                    return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2));
+        return run("acquire", messageId, c -> acquireOn(c, messageId));
+    }
+
+    private Claim acquireOn(Connection c, String messageId) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
+            ps.setString(1, messageId);
+            ps.setObject(2, owner);
+            ps.setString(3, messageId);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
                 }
+                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2));
             }
-        });
+        }
     }
 
     @Override
@@ -334,21 +458,39 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private boolean confirmNow(Claim claim) {
+        return run("confirm", claim.messageId(), c -> confirmOn(c, claim));
+    }
+
+    private boolean confirmOn(Connection c, Claim claim) throws SQLException {
         String messageId = claim.messageId();
-        return run("confirm", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
-                ps.setObject(1, owner);
-                ps.setInt(2, claim.attempt());
-                ps.setObject(3, owner);
-                ps.setInt(4, claim.attempt());
-                ps.setString(5, messageId);
-                ps.setString(6, messageId);
-                ps.setInt(7, claim.attempt());
+        if (claim.claimed()) {
+            // the common case first: the lease is still held (or this claim confirmed the id in a transaction)
+            try (PreparedStatement ps = c.prepareStatement(sql.confirmHeld)) {
+                ps.setString(1, messageId);
+                ps.setObject(2, owner);
+                ps.setInt(3, claim.attempt());
+                ps.setString(4, messageId);
+                ps.setObject(5, owner);
+                ps.setInt(6, claim.attempt());
                 try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() && rs.getBoolean(1) && claim.claimed();
+                    if (rs.next() && (rs.getBoolean(1) || rs.getBoolean(2))) {
+                        return true;
+                    }
                 }
             }
-        });
+        }
+        try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
+            ps.setObject(1, owner);
+            ps.setInt(2, claim.attempt());
+            ps.setObject(3, owner);
+            ps.setInt(4, claim.attempt());
+            ps.setString(5, messageId);
+            ps.setString(6, messageId);
+            ps.setInt(7, claim.attempt());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getBoolean(1) && claim.claimed();
+            }
+        }
     }
 
     /** What {@link #confirmInTransaction} found. */
@@ -408,14 +550,16 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private boolean releaseNow(Claim claim) {
-        return run("release", claim.messageId(), c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.releaseClaim)) {
-                ps.setString(1, claim.messageId());
-                ps.setObject(2, owner);
-                ps.setInt(3, claim.attempt());
-                return ps.executeUpdate() == 1;
-            }
-        });
+        return run("release", claim.messageId(), c -> releaseOn(c, claim));
+    }
+
+    private boolean releaseOn(Connection c, Claim claim) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql.releaseClaim)) {
+            ps.setString(1, claim.messageId());
+            ps.setObject(2, owner);
+            ps.setInt(3, claim.attempt());
+            return ps.executeUpdate() == 1;
+        }
     }
 
     @Override
@@ -426,6 +570,29 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 ps.setString(1, messageId);
                 try (ResultSet rs = ps.executeQuery()) {
                     return rs.next() ? rs.getInt(1) : 0;
+                }
+            }
+        });
+    }
+
+    /** What the table holds for one id, for the operator's tool. */
+    record Row(int state, int attempts, boolean live, boolean remembered, java.time.OffsetDateTime leaseUntil,
+               java.time.OffsetDateTime expiresAt) {
+    }
+
+    /** @return the id's row as the database sees it now, or null if there is none (never claimed, or purged) */
+    Row describe(String messageId) {
+        MessageIds.requireValid(messageId);
+        return run("describe", messageId, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.describe)) {
+                ps.setString(1, messageId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    if (!rs.next()) {
+                        return null;
+                    }
+                    return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
+                            rs.getObject(5, java.time.OffsetDateTime.class),
+                            rs.getObject(6, java.time.OffsetDateTime.class));
                 }
             }
         });
@@ -456,10 +623,19 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         return groupCommit != null;
     }
 
+    /**
+     * @return the most group-commit statements that run at once (the pool size the store read, or the configured or
+     *     default value); meaningful when {@link #groupCommitEnabled()}
+     */
+    public int groupCommitMaxInFlight() {
+        return groupCommitMaxInFlight;
+    }
+
     @Override
     public String toString() {
         return "JdbcIdempotencyStore[table=" + table + ", lease=" + lease + ", retention=" + retention + ", owner="
-                + owner + ", groupCommit=" + (groupCommit != null) + "]";
+                + owner + ", groupCommit=" + (groupCommit == null ? "off" : "on, maxInFlight " + groupCommitMaxInFlight)
+                + "]";
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -514,6 +690,81 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         }
     }
 
+    /** Runs the array statements of this store's own batch calls. */
+    private final class BatchRunner implements BatchStatements.Runner {
+        @Override
+        public <T> T run(String operation, JdbcGroupCommit.SqlCall<T> call) {
+            return JdbcIdempotencyStore.this.run(operation, null, call::apply);
+        }
+    }
+
+    /** A single-id statement run on a given connection. */
+    @FunctionalInterface
+    private interface ProbeCall<T> {
+        void apply(Connection connection, T subject) throws SQLException;
+    }
+
+    private static List<String> ids(List<Claim> claims) {
+        List<String> ids = new ArrayList<>(claims.size());
+        for (Claim claim : claims) {
+            ids.add(claim.messageId());
+        }
+        return ids;
+    }
+
+    /** @return a probe of an id that runs {@code call} on the first claim of that id */
+    private static ProbeCall<String> byId(List<Claim> claims, ProbeCall<Claim> call) {
+        return (c, id) -> {
+            for (Claim claim : claims) {
+                if (claim.messageId().equals(id)) {
+                    call.apply(c, claim);
+                    return;
+                }
+            }
+        };
+    }
+
+    /**
+     * A batch statement of one caller failed and wrote nothing. If PostgreSQL refused its data (SQLState class 22),
+     * finds the id to blame: runs the single-id statement of each distinct id, in id order, each in a transaction of
+     * its own that is rolled back (nothing is written, and locks are held only for that statement), until one fails
+     * with a data error.
+     *
+     * @return an InvalidMessageIdException naming that id; otherwise {@code failure} itself
+     */
+    private RuntimeException refusedIdOr(StoreUnavailableException failure, String operation, List<String> ids,
+                                         ProbeCall<String> single) {
+        if (!BatchStatements.isDataError(failure)) {
+            return failure;
+        }
+        for (String id : new TreeSet<>(ids)) {
+            try (Connection c = dataSource.getConnection()) {
+                boolean autoCommit = c.getAutoCommit();
+                requireNoCallerTransaction(c, autoCommit);
+                c.setAutoCommit(false);
+                try {
+                    single.apply(c, id);
+                } catch (SQLException e) {
+                    if (BatchStatements.isDataError(e)) {
+                        InvalidMessageIdException refused = refused(operation, id, e);
+                        refused.addSuppressed(failure);
+                        return refused;
+                    }
+                    failure.addSuppressed(e);
+                    return failure;
+                } finally {
+                    c.rollback();
+                    c.setAutoCommit(autoCommit);
+                }
+            } catch (SQLException e) {
+                failure.addSuppressed(e);
+                return failure;
+            }
+        }
+        return failure;
+    }
+
+
     /**
      * Runs one autocommit statement on a connection of the store's own: takes it, switches auto-commit on if needed
      * (and back afterwards), and turns every SQLException into StoreUnavailableException.
@@ -532,14 +783,22 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 c.setAutoCommit(false);
             }
         } catch (SQLException e) {
+            if (messageId != null && BatchStatements.isDataError(e)) {
+                throw refused(operation, messageId, e);
+            }
             throw unavailable(operation, messageId, e);
         }
     }
 
+    /** PostgreSQL refused the data of a statement about one id: a fact of that id, not an outage. */
+    private InvalidMessageIdException refused(String operation, String messageId, SQLException e) {
+        return new InvalidMessageIdException(messageId, "Idempotency store table " + table + " refused the id '"
+                + MessageIds.printable(messageId) + "' in " + operation + " [SQLState " + e.getSQLState() + "]: "
+                + e.getMessage() + "; nothing was written", e);
+    }
+
     private StoreUnavailableException unavailable(String operation, String messageId, SQLException e) {
-        String id = messageId == null ? ""
-                : "'" + (messageId.length() > MAX_ID_IN_MESSAGE
-                        ? messageId.substring(0, MAX_ID_IN_MESSAGE) + "…" : messageId) + "'";
+        String id = messageId == null ? "" : "'" + MessageIds.printable(messageId) + "'";
         return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "(" + id
                 + ") failed [SQLState " + e.getSQLState() + "]: " + e.getMessage(), e);
     }
@@ -622,8 +881,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         private UUID owner;
         private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
         private Duration purgePause = DEFAULT_PURGE_PAUSE;
-        private int groupCommitMaxBatch; // 0 = off, the default
-        private int groupCommitMaxInFlight = DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT;
+        private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
+        private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
 
         private Builder(DataSource dataSource) {
@@ -697,16 +956,16 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         }
 
         /**
-         * Switches group commit on (with {@value #DEFAULT_GROUP_COMMIT_MAX_BATCH} and
-         * {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}) or off (the default). It pays off with dozens of concurrent
-         * callers and up; with a handful it is slower than single statements (measured in
-         * {@code docs/benchmarks-stores.md}).
+         * Switches group commit on (the default) or off.
          *
          * <p>On: concurrent {@code acquire}/{@code tryClaim}/{@code claim}, {@code confirm(String)},
          * {@code confirm(Claim)} and {@code release(Claim)} calls are coalesced into one statement (one transaction,
-         * one WAL flush) per batch; each caller still gets exactly its own answer. A caller that finds the store
-         * idle runs its statement at once, so a single caller sees no extra latency. Off: every call runs its own
-         * statement.
+         * one WAL flush) per batch; each caller still gets exactly its own answer. It decides by itself from the load:
+         * a caller that finds fewer than {@code maxInFlight} statements running (by default the pool's size) runs its
+         * own single-id statement at once, on its own thread, exactly as with group commit off, so a lone caller and
+         * a handful of callers see no difference at all; only callers that would otherwise wait for a pooled
+         * connection wait for the next batch of their kind instead, and share its statement and commit. Measured in
+         * {@code docs/jdbc-store.md}, "Group commit". Off: every call runs its own statement (for measurements).
          *
          * @param enabled whether to group-commit
          * @return this builder
@@ -716,6 +975,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 this.groupCommitMaxBatch = 0;
             } else if (groupCommitMaxBatch == 0) {
                 this.groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH;
+                this.groupCommitMaxInFlight = 0;
             }
             return this;
         }
@@ -726,8 +986,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
          * @param maxBatch the most calls coalesced into one statement; at least 1; default
          *     {@value #DEFAULT_GROUP_COMMIT_MAX_BATCH}
          * @param maxInFlight the most batch statements executing at once, over all four operations; each holds one
-         *     pooled connection while it runs; at least 1; default {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}. About
-         *     half the pool leaves connections for renewals, reads and purges.
+         *     pooled connection while it runs; at least 1; default: the DataSource's pool size when the store can read
+         *     it, else {@value #DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT}. Below the number of concurrent callers, callers
+         *     wait for batches even when the pool has connections to spare, which costs throughput unless the
+         *     batches get large (dozens of callers per slot).
          * @return this builder
          */
         public Builder groupCommit(int maxBatch, int maxInFlight) {

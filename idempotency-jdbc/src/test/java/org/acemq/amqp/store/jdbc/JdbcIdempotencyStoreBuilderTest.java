@@ -38,6 +38,26 @@ class JdbcIdempotencyStoreBuilderTest {
     }
 
     @Test
+    void groupCommitIsOnByDefaultWithAsManyStatementsAtOnceAsThePoolHasConnections() {
+        JdbcIdempotencyStore unknownPool = JdbcIdempotencyStore.builder(NO_DATABASE).build();
+        assertThat(unknownPool.groupCommitEnabled()).isTrue();
+        assertThat(unknownPool.groupCommitMaxInFlight()).as("a DataSource whose pool size cannot be read")
+                .isEqualTo(JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT).isEqualTo(8);
+        try (com.zaxxer.hikari.HikariDataSource hikari = new com.zaxxer.hikari.HikariDataSource()) {
+            hikari.setMaximumPoolSize(12); // not started: the no-argument constructor connects on first use only
+            assertThat(JdbcIdempotencyStore.builder(hikari).build().groupCommitMaxInFlight()).isEqualTo(12);
+            assertThat(JdbcIdempotencyStore.builder(hikari).groupCommit(false).groupCommit(true).build()
+                    .groupCommitMaxInFlight()).as("groupCommit(true) restores the default").isEqualTo(12);
+            assertThat(JdbcIdempotencyStore.builder(hikari).groupCommit(16, 3).build().groupCommitMaxInFlight())
+                    .isEqualTo(3);
+        }
+        JdbcIdempotencyStore off = JdbcIdempotencyStore.builder(NO_DATABASE).groupCommit(false).build();
+        assertThat(off.groupCommitEnabled()).isFalse();
+        assertThat(off.toString()).contains("groupCommit=off");
+        assertThat(unknownPool.toString()).contains("groupCommit=on, maxInFlight 8");
+    }
+
+    @Test
     void settingsAreKept() {
         UUID owner = UUID.randomUUID();
         JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(NO_DATABASE).tableName("app.dedup")

@@ -6,8 +6,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The store contract with the default configuration (group commit on), against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by
- * shifting every stored deadline back, because the store reads only the database's clock.
+ * The store contract with the default configuration (group commit on, as many statements at once as the pool has
+ * connections), against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by shifting
+ * every stored deadline back, because the store reads only the database's clock. Subclasses run it in the other
+ * modes: single statements, group commit with few slots, forced array statements.
  */
 class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencyStore> {
 
@@ -40,8 +42,7 @@ class JdbcIdempotencyStoreIT extends IdempotencyStoreContract<JdbcIdempotencySto
     }
 
     /**
-     * How the stores under test are configured; the default builder (group commit off) here, other settings in
-     * subclasses.
+     * How the stores under test are configured; the default builder here, other settings in subclasses.
      *
      * @param builder a builder on the test table
      * @return the builder to build from

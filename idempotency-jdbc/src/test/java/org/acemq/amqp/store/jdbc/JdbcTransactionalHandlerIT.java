@@ -147,6 +147,28 @@ class JdbcTransactionalHandlerIT {
     }
 
     @Test
+    void theRuntimesConfirmIsQuietToo_whenItConfirmsABatchWithConfirmAll() throws Exception {
+        Claim m1 = storeA.acquire("m1");
+        Claim m2 = storeA.acquire("m2");
+        Claim m3 = storeA.acquire("m3");
+        JdbcTransactionalHandler handler = JdbcTransactionalHandler.of(storeA, db.pool, insertEffect("A", () -> { }));
+        handler.handle(new TestEnvelope("m1", m1.attempt()));
+        handler.handle(new TestEnvelope("m3", m3.attempt()));
+        Object v1 = xmin("m1");
+        Object v3 = xmin("m3");
+
+        assertThat(storeA.confirmAll(List.of(m1, m2, m3))).as("every claim held: no warning").isEmpty();
+
+        assertThat(xmin("m1")).as("the transactional confirms were not overwritten").isEqualTo(v1);
+        assertThat(xmin("m3")).isEqualTo(v3);
+        assertThat(row("m1")).isEqualTo("1 " + storeA.owner() + " 1");
+        assertThat(row("m2")).as("a plain held claim is confirmed").isEqualTo("1 - 1");
+        assertThat(effectsOf("m1")).isEqualTo(1);
+        assertThat(storeB.acquireAll(List.of("m1", "m2", "m3"))).extracting(Claim::result)
+                .containsOnly(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
     void aFailingWorkLeavesNeitherEffectsNorConfirmAndItsExceptionReachesTheRuntimeUnchanged() {
         Claim claim = storeA.acquire("m1");
         PermanentMessageException permanent = new PermanentMessageException("no such customer");

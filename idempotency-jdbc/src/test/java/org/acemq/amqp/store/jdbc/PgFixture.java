@@ -2,6 +2,8 @@ package org.acemq.amqp.store.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,6 +11,9 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.sql.DataSource;
 import org.acemq.amqp.testinfra.PostgresProvider;
 import org.acemq.amqp.testinfra.PostgresSchema;
 
@@ -43,6 +48,43 @@ final class PgFixture implements AutoCloseable {
         config.setConnectionTimeout(connectionTimeout.toMillis());
         config.setPoolName("test-" + schema.name());
         return new HikariDataSource(config);
+    }
+
+    /**
+     * @param connections counts every connection taken
+     * @param statements counts every statement prepared or created on them, or null
+     * @param failConnections while it holds an exception, taking a connection throws it (an unreachable database)
+     * @return a DataSource over the pool that counts what the store does with it
+     */
+    DataSource instrumented(AtomicInteger connections, AtomicInteger statements,
+                            AtomicReference<SQLException> failConnections) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection") && (args == null || args.length == 0)) {
+                        SQLException fail = failConnections.get();
+                        if (fail != null) {
+                            throw fail;
+                        }
+                        connections.incrementAndGet();
+                        Connection c = pool.getConnection();
+                        return statements == null ? c : countingStatements(c, statements);
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private static Connection countingStatements(Connection target, AtomicInteger statements) {
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                    if (method.getName().startsWith("prepare") || method.getName().equals("createStatement")) {
+                        statements.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(target, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     JdbcIdempotencyStore.Builder builder() {

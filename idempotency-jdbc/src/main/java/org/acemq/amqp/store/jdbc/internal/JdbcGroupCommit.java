@@ -1,21 +1,12 @@
 package org.acemq.amqp.store.jdbc.internal;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
+import java.util.function.Consumer;
 import org.acemq.amqp.api.Claim;
-import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.api.StoreUnavailableException;
 
 /**
@@ -24,33 +15,26 @@ import org.acemq.amqp.api.StoreUnavailableException;
  * {@link PostgresBatchSql} statement per batch (one lane per operation, a shared limit of batches in flight).
  *
  * <p><b>Each caller gets exactly the answer the single-id statement would have given it.</b> A batch of one request
- * runs the store's single-id statement itself. Larger batches send each id once (de-duplicated; the statements need
- * distinct ids) and answer repeated ids as if the repeats had run one after the other, right after the first,
- * inside the same transaction:
- * <ul>
- *   <li>acquire: the first request of an id gets the statement's answer; a later one of the same store gets
- *       IN_PROGRESS with the same attempt if the first CLAIMED (the store is not re-entrant), else the first's
- *       answer.</li>
- *   <li>confirm(String): one upsert records completion for all of them.</li>
- *   <li>confirm(Claim): the first gets the statement's held flag; later ones get false (the id is confirmed by
- *       then). The attempt recorded for a missing row is the first's.</li>
- *   <li>release(Claim): distinct (id, attempt) pairs are sent; of the requests naming the released lease, the first
- *       gets true and the others false; stale claims get false.</li>
- * </ul>
+ * runs the store's single-id statement itself. Larger batches run the array statements through
+ * {@link BatchStatements}, which sends each id once and answers repeated ids as if the repeats had run one after the
+ * other, right after the first, inside the same transaction.
  *
  * <p><b>Atomicity.</b> A batch is one autocommit statement: it commits completely or not at all. If it fails, every
  * caller in it gets a {@link StoreUnavailableException} of its own (naming its id and the batch) with the same
  * {@link SQLException} as cause, and nothing was written. A batch that PostgreSQL aborted as a deadlock victim
  * (SQLState 40P01) or a serialization failure (40001) had no effect and is retried up to {@value #RETRIES} times
- * before it fails.
+ * before it fails. <b>One caller's id never fails the others:</b> a batch that PostgreSQL refuses for its data
+ * (SQLState class 22, an id it cannot hold) wrote nothing, and each of its requests is then run again on its own with
+ * the single-id statement, so the caller whose id is refused gets its {@code InvalidMessageIdException} and every other
+ * caller its normal answer.
  */
 public final class JdbcGroupCommit {
 
     /** How often a batch aborted as a deadlock victim (or serialization failure) is retried. */
-    public static final int RETRIES = 2;
+    public static final int RETRIES = BatchStatements.RETRIES;
 
     /** What the group commit needs from the store: its single-id operations and its connection handling. */
-    public interface Backend {
+    public interface Backend extends BatchStatements.Runner {
         /** @param id a valid id @return the single-id acquire */
         Claim acquireOne(String id);
 
@@ -63,16 +47,6 @@ public final class JdbcGroupCommit {
         /** @param claim a CLAIMED claim with a valid id @return the single-id release(Claim) */
         boolean releaseOne(Claim claim);
 
-        /**
-         * Runs one autocommit statement on a connection of the store's own and maps every SQLException to a
-         * StoreUnavailableException (with the SQLException as cause).
-         *
-         * @param operation for messages
-         * @param call the statement
-         * @param <T> the result type
-         * @return the call's result
-         */
-        <T> T run(String operation, SqlCall<T> call);
     }
 
     /**
@@ -90,8 +64,7 @@ public final class JdbcGroupCommit {
         T apply(Connection connection) throws SQLException;
     }
 
-    private final PostgresBatchSql sql;
-    private final UUID owner;
+    private final BatchStatements statements;
     private final Backend backend;
     private final String table;
     private final boolean arraySqlForSingletons;
@@ -102,8 +75,7 @@ public final class JdbcGroupCommit {
     private final GroupCommit.Lane<ClaimRequest> releaseClaimLane;
 
     /**
-     * @param sql the batch statements
-     * @param owner the store's owner id
+     * @param statements the array statements
      * @param table the table name, for messages
      * @param maxBatch the most requests per statement
      * @param maxInFlight the most statements executing at once (over all four operations)
@@ -111,10 +83,9 @@ public final class JdbcGroupCommit {
      *     of one runs the single-id statement)
      * @param backend the store
      */
-    public JdbcGroupCommit(PostgresBatchSql sql, UUID owner, String table, int maxBatch, int maxInFlight,
+    public JdbcGroupCommit(BatchStatements statements, String table, int maxBatch, int maxInFlight,
             boolean arraySqlForSingletons, Backend backend) {
-        this.sql = sql;
-        this.owner = owner;
+        this.statements = statements;
         this.table = table;
         this.backend = backend;
         this.arraySqlForSingletons = arraySqlForSingletons;
@@ -158,35 +129,15 @@ public final class JdbcGroupCommit {
             only.complete(backend.acquireOne(only.id));
             return;
         }
-        String[] ids = distinctSorted(batch);
-        Map<String, int[]> found = execute("acquire", batch, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                ps.setObject(2, owner);
-                Map<String, int[]> rows = new HashMap<>(ids.length * 2);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.put(rs.getString(1), new int[] {rs.getInt(2), rs.getInt(3)});
-                    }
-                }
-                return rows;
-            }
-        });
-        Map<String, Claim> first = new HashMap<>();
-        for (IdRequest<Claim> r : batch) {
-            Claim previous = first.get(r.id);
-            Claim answer;
-            if (previous == null) {
-                int[] row = found.get(r.id);
-                answer = row == null ? new Claim(r.id, ClaimResult.IN_PROGRESS, 0)
-                        : new Claim(r.id, result(row[0]), row[1]);
-                first.put(r.id, answer);
-            } else if (previous.claimed()) {
-                answer = new Claim(r.id, ClaimResult.IN_PROGRESS, previous.attempt());
-            } else {
-                answer = previous;
-            }
-            r.complete(answer);
+        Claim[] answers;
+        try {
+            answers = statements.acquire(backend, ids(batch));
+        } catch (StoreUnavailableException e) {
+            failOrSplit("acquire", batch, e, r -> r.complete(backend.acquireOne(r.id)));
+            return;
+        }
+        for (int i = 0; i < answers.length; i++) {
+            batch.get(i).complete(answers[i]);
         }
     }
 
@@ -197,13 +148,15 @@ public final class JdbcGroupCommit {
             only.complete(Boolean.TRUE);
             return;
         }
-        String[] ids = distinctSorted(batch);
-        execute("confirm", batch, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.confirmIds)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                return ps.executeUpdate();
-            }
-        });
+        try {
+            statements.confirmIds(backend, ids(batch));
+        } catch (StoreUnavailableException e) {
+            failOrSplit("confirm", batch, e, r -> {
+                backend.confirmOne(r.id);
+                r.complete(Boolean.TRUE);
+            });
+            return;
+        }
         for (IdRequest<Boolean> r : batch) {
             r.complete(Boolean.TRUE);
         }
@@ -215,15 +168,15 @@ public final class JdbcGroupCommit {
             only.complete(backend.confirmOne(only.claim));
             return;
         }
-        Map<String, ClaimRequest> firstById = new LinkedHashMap<>();
-        for (ClaimRequest r : batch) {
-            firstById.putIfAbsent(r.id, r);
+        boolean[] held;
+        try {
+            held = statements.confirmClaims(backend, claims(batch));
+        } catch (StoreUnavailableException e) {
+            failOrSplit("confirm", batch, e, r -> r.complete(backend.confirmOne(r.claim)));
+            return;
         }
-        Set<String> held = runClaimArrays("confirm", batch, firstById.values(), sql.confirmClaims, 4,
-                rs -> rs.getString(1));
-        for (ClaimRequest r : batch) {
-            boolean isFirst = firstById.get(r.id) == r;
-            r.complete(isFirst && held.contains(r.id) && r.claim.claimed());
+        for (int i = 0; i < held.length; i++) {
+            batch.get(i).complete(held[i]);
         }
     }
 
@@ -233,103 +186,64 @@ public final class JdbcGroupCommit {
             only.complete(backend.releaseOne(only.claim));
             return;
         }
-        Map<String, ClaimRequest> pairs = new LinkedHashMap<>(); // "attempt:id" -> first request naming that lease
-        for (ClaimRequest r : batch) {
-            pairs.putIfAbsent(r.claim.attempt() + ":" + r.id, r);
+        boolean[] released;
+        try {
+            released = statements.releaseClaims(backend, claims(batch));
+        } catch (StoreUnavailableException e) {
+            failOrSplit("release", batch, e, r -> r.complete(backend.releaseOne(r.claim)));
+            return;
         }
-        Set<String> released = runClaimArrays("release", batch, pairs.values(), sql.releaseClaims, 3,
-                rs -> rs.getInt(2) + ":" + rs.getString(1));
-        for (ClaimRequest r : batch) {
-            String key = r.claim.attempt() + ":" + r.id;
-            r.complete(pairs.get(key) == r && released.contains(key));
+        for (int i = 0; i < released.length; i++) {
+            batch.get(i).complete(released[i]);
         }
     }
 
     // ------------------------------------------------------------------------------------------------ plumbing
 
-    /** Reads the key of one result row. */
-    @FunctionalInterface
-    private interface RowKey {
-        String of(ResultSet row) throws SQLException;
+    private static List<String> ids(List<? extends NamedRequest<?>> batch) {
+        List<String> ids = new ArrayList<>(batch.size());
+        for (NamedRequest<?> r : batch) {
+            ids.add(r.id);
+        }
+        return ids;
+    }
+
+    private static List<Claim> claims(List<ClaimRequest> batch) {
+        List<Claim> claims = new ArrayList<>(batch.size());
+        for (ClaimRequest r : batch) {
+            claims.add(r.claim);
+        }
+        return claims;
     }
 
     /**
-     * Runs a statement over the claims of {@code distinct} (sorted by id, so locks are taken in id order) with the
-     * parameters (ids[], attempts[], then the owner as parameters 3 to {@code ownerParameters}), and returns the keys
-     * of the rows it returned.
+     * A batch statement failed and wrote nothing. If PostgreSQL refused its data, one request's id is to blame: every
+     * request runs again on its own (single-id statement, in arrival order), so that only that caller fails. Otherwise
+     * every caller gets an exception of its own naming its id and the batch.
      */
-    private Set<String> runClaimArrays(String operation, List<ClaimRequest> batch, Collection<ClaimRequest> distinct,
-                                       String statement, int ownerParameters, RowKey rowKey) {
-        List<ClaimRequest> sorted = new ArrayList<>(distinct);
-        sorted.sort(Comparator.comparing(r -> r.id));
-        String[] ids = new String[sorted.size()];
-        Integer[] attempts = new Integer[sorted.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = sorted.get(i).id;
-            attempts[i] = sorted.get(i).claim.attempt();
-        }
-        return execute(operation, batch, c -> {
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                ps.setArray(2, c.createArrayOf("int4", attempts));
-                for (int i = 3; i <= ownerParameters; i++) {
-                    ps.setObject(i, owner);
+    private <Q extends NamedRequest<?>> void failOrSplit(String operation, List<Q> batch,
+                                                          StoreUnavailableException e, Consumer<Q> alone) {
+        if (BatchStatements.isDataError(e)) {
+            for (Q r : batch) {
+                try {
+                    alone.accept(r);
+                } catch (RuntimeException | Error failure) {
+                    r.fail(failure);
                 }
-                Set<String> rows = new HashSet<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(rowKey.of(rs));
-                    }
-                }
-                return rows;
             }
-        });
-    }
-
-    /**
-     * Runs one batch statement, retrying a deadlock victim; on failure answers every request with an exception of
-     * its own and rethrows.
-     */
-    private <T, Q extends NamedRequest<?>> T execute(String operation, List<Q> batch, SqlCall<T> call) {
-        for (int attempt = 0;; attempt++) {
-            try {
-                return backend.run(operation, call);
-            } catch (StoreUnavailableException e) {
-                if (attempt < RETRIES && e.getCause() instanceof SQLException s && retryable(s)) {
-                    continue;
-                }
-                for (Q r : batch) {
-                    r.fail(perCaller(operation, r.id, batch.size(), e));
-                }
-                throw e;
-            }
+            return;
         }
-    }
-
-    private static boolean retryable(SQLException e) {
-        return "40P01".equals(e.getSQLState()) || "40001".equals(e.getSQLState());
+        for (Q r : batch) {
+            r.fail(perCaller(operation, r.id, batch.size(), e));
+        }
     }
 
     private StoreUnavailableException perCaller(String operation, String id, int size, StoreUnavailableException e) {
-        String shown = id.length() > 100 ? id.substring(0, 100) + "…" : id;
         String state = e.getCause() instanceof SQLException s ? " [SQLState " + s.getSQLState() + "]" : "";
         String cause = e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
-        return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "('" + shown
-                + "') failed" + state + " in a group-committed batch of " + size + " requests: " + cause,
-                e.getCause() != null ? e.getCause() : e);
-    }
-
-    private static String[] distinctSorted(List<? extends NamedRequest<?>> batch) {
-        return batch.stream().map(r -> r.id).distinct().sorted().toArray(String[]::new);
-    }
-
-    private static ClaimResult result(int code) {
-        return switch (code) {
-            case PostgresSql.CLAIMED -> ClaimResult.CLAIMED;
-            case PostgresSql.ALREADY_CONFIRMED -> ClaimResult.ALREADY_CONFIRMED;
-            case PostgresSql.IN_PROGRESS -> ClaimResult.IN_PROGRESS;
-            default -> throw new IllegalStateException("Unexpected claim code " + code);
-        };
+        return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "('"
+                + MessageIds.printable(id) + "') failed" + state + " in a group-committed batch of " + size
+                + " requests: " + cause, e.getCause() != null ? e.getCause() : e);
     }
 
     private abstract class NamedRequest<R> extends GroupCommit.Request<R> {
@@ -344,8 +258,7 @@ public final class JdbcGroupCommit {
         @Override
         protected StoreUnavailableException interrupted(InterruptedException cause) {
             return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "('"
-                    + (id.length() > 100 ? id.substring(0, 100) + "…" : id)
-                    + "') was interrupted while waiting for its group-commit batch; nothing was written", cause);
+                    + MessageIds.printable(id) + "') was interrupted while waiting for its group-commit batch; nothing was written", cause);
         }
     }
 

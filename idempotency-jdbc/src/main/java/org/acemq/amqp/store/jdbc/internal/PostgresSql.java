@@ -36,12 +36,15 @@ public final class PostgresSql {
     public final String acquire;
     public final String confirm;
     public final String confirmClaim;
+    public final String confirmHeld;
     public final String confirmInTransaction;
     public final String renew;
     public final String releaseClaim;
     public final String releaseOwned;
     public final String isConfirmed;
     public final String attempts;
+    public final String resetAttempts;
+    public final String describe;
     public final String purgeBatch;
     public final List<String> ddl;
 
@@ -108,6 +111,21 @@ public final class PostgresSql {
                 + "   WHERE NOT (t.state = 1 AND t.owner IS NOT NULL AND t.expires_at > now()))\n"
                 + "SELECT coalesce((SELECT held FROM prior), false)";
 
+        // The cheap first try of confirm(Claim), for the common case. Parameters: 1 id, 2 owner, 3 attempt, 4 id,
+        // 5 owner, 6 attempt. Returns (confirmed, marker): confirmed when the claim still held its live lease and the
+        // row is now confirmed (a plain UPDATE: no row-lock record, no upsert; it waits for a concurrent writer and
+        // re-checks its WHERE on the latest row version); marker when this very claim had already confirmed the id
+        // in a transaction (nothing is written). When both are false, the lease was lost (or the row is missing) and
+        // confirmClaim, which handles every case, runs next. Measured: a fifth less server time, a quarter less WAL
+        // and a third fewer buffer accesses than confirmClaim for a held lease (docs/jdbc-store.md).
+        this.confirmHeld = "WITH confirmed AS (\n"
+                + "  UPDATE " + t + " SET state = 1, owner = NULL, lease_until = NULL, expires_at = " + retained + "\n"
+                + "   WHERE id = ? AND state = 0 AND owner = ? AND attempts = ? AND lease_until > now()\n"
+                + "  RETURNING 1)\n"
+                + "SELECT EXISTS (SELECT 1 FROM confirmed),\n"
+                + "       EXISTS (SELECT 1 FROM " + t + " WHERE id = ? AND state = 1 AND owner = ? AND attempts = ?"
+                + " AND expires_at > now())";
+
         // Runs inside the caller's transaction (JdbcTransactionalHandler), after the handler's own work and before
         // its commit. Parameters: 1 owner, 2 attempt, 3 id, 4 id, 5 owner, 6 attempt. Returns one row of two
         // booleans: (won, held). won: this transaction recorded the completion; false when the id is already
@@ -149,6 +167,15 @@ public final class PostgresSql {
         this.isConfirmed = "SELECT 1 FROM " + t + " WHERE id = ? AND state = 1 AND expires_at > now()";
         // Parameters: 1 id.
         this.attempts = "SELECT attempts FROM " + t + " WHERE id = ? AND expires_at > now()";
+
+        // Parameters: 1 id. Forgets a released id, or one whose lease lapsed, so that its next claim is attempt 1. The
+        // DELETE locks the row and re-checks the WHERE on its latest version, so a claim that won the row meanwhile
+        // (live lease) or a confirm keeps it.
+        this.resetAttempts = "DELETE FROM " + t + " WHERE id = ? AND expires_at > now()"
+                + " AND (state = 2 OR (state = 0 AND lease_until <= now()))";
+        // Parameters: 1 id. For operators: what the store holds for one id (no row: unknown or purged).
+        this.describe = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at"
+                + " FROM " + t + " WHERE id = ?";
 
         // Parameters: 1 batch size. Finds up to N expired rows through the expiry index and deletes them by ctid
         // (a TID scan); re-checking expires_at keeps a row that was re-claimed in between.

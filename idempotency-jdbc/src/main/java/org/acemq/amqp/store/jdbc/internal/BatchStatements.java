@@ -1,0 +1,258 @@
+package org.acemq.amqp.store.jdbc.internal;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.StoreUnavailableException;
+
+/**
+ * Runs the array statements of {@link PostgresBatchSql} for a list of requests, one statement (one transaction, one
+ * commit) per list, and answers every request exactly as the single-id statement would have answered it had the
+ * requests run one after the other, in list order, in that transaction. Used by the group commit (requests of many
+ * callers, see {@link JdbcGroupCommit}) and by the store's own batch calls ({@code acquireAll}, {@code confirmAll},
+ * {@code releaseAll}: one caller's requests).
+ *
+ * <p>The statements need distinct ids ({@code ON CONFLICT DO UPDATE} cannot touch a row twice in one statement),
+ * sorted (locks in id order); repeats are answered here:
+ * <ul>
+ *   <li>acquire: the first request of an id gets the statement's answer; a later one gets IN_PROGRESS with the same
+ *       attempt if the first CLAIMED (the store is not re-entrant), else the first's answer.</li>
+ *   <li>confirm(String): one upsert records completion for all of them.</li>
+ *   <li>confirm(Claim): the first gets the statement's held flag; later ones get false (the id is confirmed by
+ *       then). The attempt recorded for a missing row is the first's.</li>
+ *   <li>release(Claim): distinct (id, attempt) pairs are sent; of the requests naming the released lease, the first
+ *       gets true and the others false; stale claims get false.</li>
+ * </ul>
+ *
+ * <p>A statement that PostgreSQL aborted as a deadlock victim (40P01) or a serialization failure (40001) had no
+ * effect and is run again, up to {@value #RETRIES} times. Any other failure is thrown as the
+ * {@link StoreUnavailableException} of the {@link Runner}, with the {@link SQLException} as its cause; nothing was
+ * written.
+ */
+public final class BatchStatements {
+
+    /** How often a statement aborted as a deadlock victim (or serialization failure) is run again. */
+    public static final int RETRIES = 2;
+
+    /** Runs one autocommit statement on a connection of the store's own. */
+    public interface Runner {
+        /**
+         * @param operation for messages
+         * @param call the statement
+         * @param <T> the result type
+         * @return the call's result
+         * @throws StoreUnavailableException for any SQLException, which is its cause
+         */
+        <T> T run(String operation, JdbcGroupCommit.SqlCall<T> call);
+    }
+
+    private final PostgresBatchSql sql;
+    private final UUID owner;
+
+    /**
+     * @param sql the array statements
+     * @param owner the store's owner id
+     */
+    public BatchStatements(PostgresBatchSql sql, UUID owner) {
+        this.sql = sql;
+        this.owner = owner;
+    }
+
+    /**
+     * @param runner where the statement runs
+     * @param ids valid ids, in request order, repeats allowed
+     * @return one claim per id, in order
+     */
+    public Claim[] acquire(Runner runner, List<String> ids) {
+        String[] distinct = ids.stream().distinct().sorted().toArray(String[]::new);
+        Map<String, int[]> found = execute(runner, "acquire", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
+                ps.setArray(1, c.createArrayOf("text", distinct));
+                ps.setObject(2, owner);
+                Map<String, int[]> rows = new HashMap<>(distinct.length * 2);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.put(rs.getString(1), new int[] {rs.getInt(2), rs.getInt(3)});
+                    }
+                }
+                return rows;
+            }
+        });
+        Claim[] answers = new Claim[ids.size()];
+        Map<String, Claim> first = new HashMap<>(distinct.length * 2);
+        for (int i = 0; i < answers.length; i++) {
+            String id = ids.get(i);
+            Claim previous = first.get(id);
+            if (previous == null) {
+                int[] row = found.get(id);
+                answers[i] = row == null ? new Claim(id, ClaimResult.IN_PROGRESS, 0)
+                        : new Claim(id, result(row[0]), row[1]);
+                first.put(id, answers[i]);
+            } else if (previous.claimed()) {
+                answers[i] = new Claim(id, ClaimResult.IN_PROGRESS, previous.attempt());
+            } else {
+                answers[i] = previous;
+            }
+        }
+        return answers;
+    }
+
+    /**
+     * @param runner where the statement runs
+     * @param ids valid ids, repeats allowed
+     */
+    public void confirmIds(Runner runner, List<String> ids) {
+        String[] distinct = ids.stream().distinct().sorted().toArray(String[]::new);
+        execute(runner, "confirm", c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.confirmIds)) {
+                ps.setArray(1, c.createArrayOf("text", distinct));
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    /**
+     * @param runner where the statement runs
+     * @param claims claims with valid ids, in request order, repeats allowed
+     * @return per claim, whether it still held its lease (or had confirmed the id in a transaction itself)
+     */
+    public boolean[] confirmClaims(Runner runner, List<Claim> claims) {
+        Map<String, Integer> firstById = new LinkedHashMap<>();
+        for (int i = 0; i < claims.size(); i++) {
+            firstById.putIfAbsent(claims.get(i).messageId(), i);
+        }
+        Set<String> held = runClaimArrays(runner, "confirm", claims, firstById.values(), sql.confirmClaims, 4,
+                rs -> rs.getString(1));
+        boolean[] answers = new boolean[claims.size()];
+        for (int i = 0; i < answers.length; i++) {
+            Claim claim = claims.get(i);
+            answers[i] = firstById.get(claim.messageId()) == i && held.contains(claim.messageId()) && claim.claimed();
+        }
+        return answers;
+    }
+
+    /**
+     * @param runner where the statement runs
+     * @param claims CLAIMED claims with valid ids, in request order, repeats allowed
+     * @return per claim, whether it released the current lease
+     */
+    public boolean[] releaseClaims(Runner runner, List<Claim> claims) {
+        Map<String, Integer> pairs = new LinkedHashMap<>(); // "attempt:id" -> first request naming that lease
+        for (int i = 0; i < claims.size(); i++) {
+            pairs.putIfAbsent(lease(claims.get(i)), i);
+        }
+        Set<String> released = runClaimArrays(runner, "release", claims, pairs.values(), sql.releaseClaims, 3,
+                rs -> rs.getInt(2) + ":" + rs.getString(1));
+        boolean[] answers = new boolean[claims.size()];
+        for (int i = 0; i < answers.length; i++) {
+            String key = lease(claims.get(i));
+            answers[i] = pairs.get(key) == i && released.contains(key);
+        }
+        return answers;
+    }
+
+    private static String lease(Claim claim) {
+        return claim.attempt() + ":" + claim.messageId();
+    }
+
+    /**
+     * @param failure a failure of one of these statements
+     * @return whether PostgreSQL refused the data of the statement (SQLState class 22: a value it cannot hold, such
+     *     as a character the database encoding lacks, or an id too long for a narrowed column), as opposed to the
+     *     database being unreachable or failing
+     */
+    public static boolean isDataError(StoreUnavailableException failure) {
+        return failure.getCause() instanceof SQLException s && isDataError(s);
+    }
+
+    /**
+     * @param e an exception from the driver
+     * @return whether its SQLState is of class 22 (data exception)
+     */
+    public static boolean isDataError(SQLException e) {
+        return e.getSQLState() != null && e.getSQLState().startsWith("22");
+    }
+
+    // ------------------------------------------------------------------------------------------------ plumbing
+
+    /** Reads the key of one result row. */
+    @FunctionalInterface
+    private interface RowKey {
+        String of(ResultSet row) throws SQLException;
+    }
+
+    /**
+     * Runs a statement over the claims at {@code indexes} (sorted by id, so locks are taken in id order) with the
+     * parameters (ids[], attempts[], then the owner as parameters 3 to {@code ownerParameters}), and returns the keys
+     * of the rows it returned.
+     */
+    private Set<String> runClaimArrays(Runner runner, String operation, List<Claim> claims,
+                                       Iterable<Integer> indexes, String statement, int ownerParameters,
+                                       RowKey rowKey) {
+        List<Claim> sorted = new ArrayList<>();
+        for (int i : indexes) {
+            sorted.add(claims.get(i));
+        }
+        sorted.sort(Comparator.comparing(Claim::messageId));
+        String[] ids = new String[sorted.size()];
+        Integer[] attempts = new Integer[sorted.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = sorted.get(i).messageId();
+            attempts[i] = sorted.get(i).attempt();
+        }
+        return execute(runner, operation, c -> {
+            try (PreparedStatement ps = c.prepareStatement(statement)) {
+                ps.setArray(1, c.createArrayOf("text", ids));
+                ps.setArray(2, c.createArrayOf("int4", attempts));
+                for (int i = 3; i <= ownerParameters; i++) {
+                    ps.setObject(i, owner);
+                }
+                Set<String> rows = new HashSet<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(rowKey.of(rs));
+                    }
+                }
+                return rows;
+            }
+        });
+    }
+
+    /** Runs one statement, running it again when PostgreSQL aborted it as a deadlock victim. */
+    private static <T> T execute(Runner runner, String operation, JdbcGroupCommit.SqlCall<T> call) {
+        for (int attempt = 0;; attempt++) {
+            try {
+                return runner.run(operation, call);
+            } catch (StoreUnavailableException e) {
+                if (attempt < RETRIES && e.getCause() instanceof SQLException s && retryable(s)) {
+                    continue;
+                }
+                throw e;
+            }
+        }
+    }
+
+    private static boolean retryable(SQLException e) {
+        return "40P01".equals(e.getSQLState()) || "40001".equals(e.getSQLState());
+    }
+
+    static ClaimResult result(int code) {
+        return switch (code) {
+            case PostgresSql.CLAIMED -> ClaimResult.CLAIMED;
+            case PostgresSql.ALREADY_CONFIRMED -> ClaimResult.ALREADY_CONFIRMED;
+            case PostgresSql.IN_PROGRESS -> ClaimResult.IN_PROGRESS;
+            default -> throw new IllegalStateException("Unexpected claim code " + code);
+        };
+    }
+}
