@@ -43,7 +43,8 @@ public final class BenchBrokerMain {
         broker.start();
         Configuration c = broker.server().getConfiguration();
         // Artemis's own defaults, not changed by EmbeddedArtemis: printed so the report shows what really ran
-        System.out.println("CONFIG persistence=" + c.isPersistenceEnabled()
+        System.out.println(!c.isPersistenceEnabled() ? "CONFIG persistence=false (no journal: messages in memory only)"
+                : "CONFIG persistence=true"
                 + " journal-type=" + c.getJournalType()
                 + " journal-sync-transactional=" + c.isJournalSyncTransactional()
                 + " journal-sync-non-transactional=" + c.isJournalSyncNonTransactional()

@@ -127,24 +127,29 @@ public final class BenchEnv {
      */
     public static String fileSystem(Path path) {
         try {
-            Path abs = path.toAbsolutePath().normalize();
-            String best = null;
-            int bestLength = -1;
-            for (String line : Files.readAllLines(Path.of("/proc/mounts"))) {
-                String[] f = line.split(" ");
-                if (f.length >= 3 && abs.startsWith(Path.of(f[1])) && f[1].length() > bestLength) {
-                    bestLength = f[1].length();
-                    best = f[2] + " on " + f[0];
-                }
-            }
-            if (best == null) {
-                return "file system unknown";
-            }
-            return best.startsWith("tmpfs") || best.startsWith("ramfs") ? best + ": IN MEMORY, fsync costs nothing"
-                    : best;
+            return fileSystem(path, Files.readAllLines(Path.of("/proc/mounts")));
         } catch (IOException | RuntimeException e) {
             return "file system unknown";
         }
+    }
+
+    /** {@link #fileSystem(Path)} over the given lines of /proc/mounts. */
+    static String fileSystem(Path path, List<String> mounts) {
+        Path abs = path.toAbsolutePath().normalize();
+        String best = null;
+        int bestLength = -1;
+        for (String line : mounts) {
+            String[] f = line.split(" ");
+            if (f.length >= 3 && abs.startsWith(Path.of(f[1])) && f[1].length() > bestLength) {
+                bestLength = f[1].length();
+                best = f[2] + " on " + f[0];
+            }
+        }
+        if (best == null) {
+            return "file system unknown";
+        }
+        return best.startsWith("tmpfs ") || best.startsWith("ramfs ") ? best + ": IN MEMORY, fsync costs nothing"
+                : best;
     }
 
     /** @return the 1-, 5- and 15-minute load averages as printed by /proc/loadavg */
