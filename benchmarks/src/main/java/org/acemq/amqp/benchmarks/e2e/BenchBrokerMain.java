@@ -1,6 +1,5 @@
 package org.acemq.amqp.benchmarks.e2e;
 
-import java.util.concurrent.CountDownLatch;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
 import org.apache.activemq.artemis.core.config.Configuration;
 
@@ -32,14 +31,8 @@ public final class BenchBrokerMain {
             return;
         }
         EmbeddedArtemis broker = EmbeddedArtemis.builder().persistent(Boolean.parseBoolean(args[0])).build();
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            try {
-                broker.close();
-            } finally {
-                stopped.countDown();
-            }
-        }, "bench-broker-shutdown"));
+        // SIGTERM runs the hook, which stops the broker (and deletes its temporary journal) before the JVM exits
+        Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "bench-broker-shutdown"));
         broker.start();
         Configuration c = broker.server().getConfiguration();
         // Artemis's own defaults, not changed by EmbeddedArtemis: printed so the report shows what really ran
@@ -53,6 +46,6 @@ public final class BenchBrokerMain {
                 + " journal-dir=" + c.getJournalLocation().getAbsolutePath());
         System.out.println("READY port=" + broker.port());
         System.out.flush();
-        stopped.await();
+        Thread.currentThread().join(); // until the JVM is told to stop
     }
 }
