@@ -9,7 +9,6 @@ import org.apache.camel.impl.DefaultCamelContext;
 import org.apache.camel.spi.IdempotentRepository;
 import org.apache.qpid.jms.JmsConnectionFactory;
 import org.apache.qpid.protonj2.client.Client;
-import org.apache.qpid.protonj2.client.Sender;
 import org.springframework.amqp.client.SingleAmqpConnectionFactory;
 import org.springframework.amqp.client.listener.AmqpMessageListenerContainer;
 
@@ -18,13 +17,9 @@ import org.springframework.amqp.client.listener.AmqpMessageListenerContainer;
  * Spring AMQP 4.1's protonj2-based AMQP 1.0 listener container (no de-duplication) and Camel's Idempotent Consumer
  * EIP on a JMS-over-AMQP 1.0 route. docs/benchmarks.md says exactly how each is configured and why.
  *
- * <p>Time runs from starting the container (or route), which opens the connection, until the listener has settled
- * the last message; for Spring, until an attach on its connection is answered too, which the broker does only after
- * the dispositions sent before it, as the detach reply that ends the raw and AceMQ measurements. Stopping is not
- * timed: both containers stop by waiting out a blocking receive poll (1 s by default), which says nothing about
- * throughput. Camel's JMS connection is inside Spring's JMS listener container, out of the harness's reach, so its
- * time ends at the last settlement; at Camel's rates the broker's lag behind the last disposition is a few
- * milliseconds of a measurement of seconds.
+ * <p>As for every row, time runs from starting the consumer (container or route), which opens the connection, until
+ * the listener has settled the last message; stopping is not timed. Both containers stop by waiting out a blocking
+ * receive poll (1 s by default), which says nothing about throughput.
  */
 final class PeerConsumers {
 
@@ -56,12 +51,7 @@ final class PeerConsumers {
             Sample.Meter meter = Sample.Meter.start(broker, null);
             container.start();
             EndToEndBenchmark.awaitAll(done, mode, n);
-            // the broker answers an attach on the container's connection only after it has processed every
-            // disposition sent before it, as the detach reply that ends the raw and AceMQ measurements does
-            try (Sender probe = connectionFactory.getConnection().openSender(queue)) {
-                probe.openFuture().get(EndToEndBenchmark.STALL.toSeconds(), TimeUnit.SECONDS);
-                return meter.stop(mode, threads, n);
-            }
+            return meter.stop(mode, threads, n);
         } finally {
             CountDownLatch stopped = new CountDownLatch(1);
             container.stop(stopped::countDown);
