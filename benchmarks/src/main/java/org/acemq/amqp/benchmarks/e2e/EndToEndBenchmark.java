@@ -577,7 +577,8 @@ public final class EndToEndBenchmark {
             if (sb.length() > 0) {
                 sb.append(' ');
             }
-            sb.append(Math.round(s.rate() / 1000));
+            double k = s.rate() / 1000;
+            sb.append(k < 10 ? String.format(Locale.ROOT, "%.1f", k) : Long.toString(Math.round(k)));
         }
         return sb.toString();
     }
