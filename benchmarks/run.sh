@@ -1,8 +1,14 @@
 #!/bin/sh
-# Builds the benchmarks jar and runs it. See docs/benchmarks.md.
-#   benchmarks/run.sh            # everything: end-to-end + store micro-benchmarks -> benchmarks/target/results.md
-#   benchmarks/run.sh e2e [--messages 200000 --rounds 3 --jdbc-url URL --jdbc-user U --jdbc-password P ...]
-#   benchmarks/run.sh micro
+# Builds the benchmarks jar (reactor build of the modules it needs, no `mvn install`) and runs it.
+# See docs/benchmarks.md.
+#   benchmarks/run.sh e2e        # the issue-13 run: durable + non-durable throughput with the peer rows,
+#                                #   latency at half load, IO-bound -> benchmarks/target/e2e-results.md
+#   benchmarks/run.sh            # that plus the store micro-benchmarks -> benchmarks/target/results.md
+#   benchmarks/run.sh micro      # store micro-benchmarks only
+# Short runs:
+#   benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
+#   benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer
+#   (--modes takes rows or groups: memory, spring, camel, postgres, peers; --messages/--pg-messages/--rounds)
 # MVN_ARGS="-o" to build offline; SKIP_BUILD=1 to reuse benchmarks/target/acemq-benchmarks.jar.
 set -e
 cd "$(dirname "$0")/.."

@@ -47,6 +47,10 @@ public final class BenchmarkMain {
                 List<String> e2eArgs = new ArrayList<>(Arrays.asList(rest));
                 e2eArgs.add("--out");
                 e2eArgs.add(e2eOut.toString());
+                if (!e2eArgs.contains("--command")) {
+                    e2eArgs.add("--command");
+                    e2eArgs.add(("benchmarks/run.sh all " + String.join(" ", rest)).trim());
+                }
                 int rc = child(List.of(), "org.acemq.amqp.benchmarks.e2e.EndToEndBenchmark", e2eArgs, line -> true,
                         new ArrayList<>(), null);
                 if (rc != 0) {

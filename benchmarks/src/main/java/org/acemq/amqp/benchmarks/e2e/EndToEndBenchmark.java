@@ -29,6 +29,8 @@ import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.apache.camel.processor.idempotent.jdbc.JdbcMessageIdRepository;
+import org.apache.camel.support.processor.idempotent.MemoryIdempotentRepository;
 import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.Delivery;
@@ -40,32 +42,43 @@ import org.apache.qpid.protonj2.client.Tracker;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 
 /**
- * End-to-end consume benchmark: a broker in its own JVM, a pre-filled queue per measurement, and in one run the raw
- * protonj2 manual-accept baseline against the runtime with the in-memory store and with the PostgreSQL store; then
- * added latency at half load, and a 10 ms IO-bound handler at concurrency 1, 8 and 64. See docs/benchmarks.md.
+ * End-to-end consume benchmark. A broker in its own JVM, a pre-filled queue per measurement, and in one run, for a
+ * durable phase (persistent journal, durable messages) and a non-durable one: the raw protonj2 manual-accept
+ * baselines, AceMQ with the in-memory and the PostgreSQL store, and what a user would run instead (Spring AMQP's
+ * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); then added latency at
+ * half load and a 10 ms IO-bound handler (non-durable). The report opens with one summary table and the targets of
+ * issue 13. See docs/benchmarks.md.
  *
  * <pre>
- * java -jar benchmarks/target/acemq-benchmarks.jar e2e [--messages 200000] [--rounds 3] [--warmup 30000]
- *      [--pg-messages 60000] [--pg-concurrency 256] [--pg-in-flight 4] [--pg-batch 128]
- *      [--jdbc-url URL --jdbc-user U --jdbc-password P | --no-postgres]
- *      [--io-per-worker 200] [--latency-seconds 8] [--latency-rounds 3] [--latency-publishers 4]
- *      [--latency-probe-seconds 2] [--latency-rate N] [--latency-pool4 true] [--only throughput,latency,io] [--out FILE]
+ * java -jar benchmarks/target/acemq-benchmarks.jar e2e [--durability durable,non-durable] [--modes LIST]
+ *      [--messages 100000] [--pg-messages 20000] [--rounds 3] [--warmup 20000]
+ *      [--pg-pool 8] [--pg-tuned-threads 64] [--pg-tuned-pool 6] [--pg-tuned-group-commit 128,4]
+ *      [--camel-uri-options OPTS] [--jdbc-url URL --jdbc-user U --jdbc-password P | --no-postgres]
+ *      [--data-dir benchmarks/target/bench-data] [--io-per-worker 200] [--latency-seconds 8] [--latency-rounds 3]
+ *      [--latency-publishers 4] [--latency-probe-seconds 2] [--latency-rate N] [--latency-pool4 true]
+ *      [--only throughput,latency,io] [--out FILE]
  * </pre>
  */
 public final class EndToEndBenchmark {
 
     static final int BODY = 100;
-    private static final String HOST = "127.0.0.1";
+    static final String HOST = "127.0.0.1";
+    /** Credit (unsettled deliveries in flight) every consumer gets in total, split over its links. */
+    static final int CREDIT = 1000;
+    /** A measurement fails when no message is handled for this long. */
+    static final Duration STALL = Duration.ofSeconds(60);
 
     /** Options, all with defaults. */
     static final class Options {
-        int messages = 200_000;
-        int warmup = 30_000;
+        int messages = 100_000;
+        int warmup = 20_000;
         int rounds = 3;
-        int pgMessages = 60_000;
-        int pgConcurrency = 256;
-        int pgInFlight = 4;
-        int pgBatch = JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_BATCH;
+        int pgMessages = 20_000;
+        int pgPool = 8;
+        int pgTunedThreads = 64;
+        int pgTunedPool = 6;
+        String pgTunedGroupCommit = "128,4";
+        String camelUriOptions = "";
         int ioPerWorker = 200;
         int latencySeconds = 8;
         int latencyRounds = 3;
@@ -75,68 +88,161 @@ public final class EndToEndBenchmark {
         boolean latencyPool4 = true;
         int storePreload = 500_000;
         boolean postgres = true;
-        boolean brokerPersistent = false;
         String jdbcUrl;
         String jdbcUser;
         String jdbcPassword;
         String only = "throughput,latency,io";
-        List<String> modes = List.of("raw", "raw-pool4", "memory-1", "memory-4", "memory-8");
+        List<String> durability = List.of("durable", "non-durable");
+        List<String> modes;
         Path out;
+        Path dataDir = Path.of("benchmarks", "target", "bench-data");
+        String command;
         List<String> brokerJvm = List.of("-Xms1g", "-Xmx2g", "-XX:+UseG1GC");
 
         static Options parse(String[] args) {
             Options o = new Options();
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
-                switch (a) {
-                    case "--no-postgres" -> o.postgres = false;
-                    case "--broker-persistent" -> o.brokerPersistent = true;
-                    default -> {
-                        if (i + 1 >= args.length) {
-                            throw new IllegalArgumentException("missing value for " + a);
-                        }
-                        String v = args[++i];
-                        switch (a) {
-                            case "--messages" -> o.messages = Integer.parseInt(v);
-                            case "--warmup" -> o.warmup = Integer.parseInt(v);
-                            case "--rounds" -> o.rounds = Integer.parseInt(v);
-                            case "--pg-messages" -> o.pgMessages = Integer.parseInt(v);
-                            case "--pg-concurrency" -> o.pgConcurrency = Integer.parseInt(v);
-                            case "--pg-in-flight" -> o.pgInFlight = Integer.parseInt(v);
-                            case "--pg-batch" -> o.pgBatch = Integer.parseInt(v);
-                            case "--io-per-worker" -> o.ioPerWorker = Integer.parseInt(v);
-                            case "--latency-seconds" -> o.latencySeconds = Integer.parseInt(v);
-                            case "--latency-rounds" -> o.latencyRounds = Integer.parseInt(v);
-                            case "--latency-publishers" -> o.latencyPublishers = Integer.parseInt(v);
-                            case "--latency-probe-seconds" -> o.latencyProbeSeconds = Double.parseDouble(v);
-                            case "--latency-rate" -> o.latencyRate = Integer.parseInt(v);
-                            case "--latency-pool4" -> o.latencyPool4 = Boolean.parseBoolean(v);
-                            case "--store-preload" -> o.storePreload = Integer.parseInt(v);
-                            case "--jdbc-url" -> o.jdbcUrl = v;
-                            case "--jdbc-user" -> o.jdbcUser = v;
-                            case "--jdbc-password" -> o.jdbcPassword = v;
-                            case "--only" -> o.only = v;
-                            case "--modes" -> o.modes = List.of(v.split(","));
-                            case "--out" -> o.out = Path.of(v);
-                            case "--broker-jvm" -> o.brokerJvm = List.of(v.trim().split("\\s+"));
-                            default -> throw new IllegalArgumentException("unknown option " + a);
-                        }
-                    }
+                if (a.equals("--no-postgres")) {
+                    o.postgres = false;
+                    continue;
                 }
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException("missing value for " + a);
+                }
+                String v = args[++i];
+                switch (a) {
+                    case "--messages" -> o.messages = positive(a, v);
+                    case "--warmup" -> o.warmup = Integer.parseInt(v);
+                    case "--rounds" -> o.rounds = positive(a, v);
+                    case "--pg-messages" -> o.pgMessages = positive(a, v);
+                    case "--pg-pool" -> o.pgPool = positive(a, v);
+                    case "--pg-tuned-threads" -> o.pgTunedThreads = positive(a, v);
+                    case "--pg-tuned-pool" -> o.pgTunedPool = positive(a, v);
+                    case "--pg-tuned-group-commit" -> o.pgTunedGroupCommit = GroupCommit.parse(v).text();
+                    case "--camel-uri-options" -> o.camelUriOptions = v;
+                    case "--io-per-worker" -> o.ioPerWorker = positive(a, v);
+                    case "--latency-seconds" -> o.latencySeconds = positive(a, v);
+                    case "--latency-rounds" -> o.latencyRounds = positive(a, v);
+                    case "--latency-publishers" -> o.latencyPublishers = positive(a, v);
+                    case "--latency-probe-seconds" -> o.latencyProbeSeconds = Double.parseDouble(v);
+                    case "--latency-rate" -> o.latencyRate = Integer.parseInt(v);
+                    case "--latency-pool4" -> o.latencyPool4 = Boolean.parseBoolean(v);
+                    case "--store-preload" -> o.storePreload = Integer.parseInt(v);
+                    case "--jdbc-url" -> o.jdbcUrl = v;
+                    case "--jdbc-user" -> o.jdbcUser = v;
+                    case "--jdbc-password" -> o.jdbcPassword = v;
+                    case "--only" -> o.only = v;
+                    case "--durability" -> o.durability = durability(v);
+                    case "--modes" -> o.modes = List.of(v.split(","));
+                    case "--out" -> o.out = Path.of(v);
+                    case "--data-dir" -> o.dataDir = Path.of(v);
+                    case "--command" -> o.command = v;
+                    case "--broker-jvm" -> o.brokerJvm = List.of(v.trim().split("\\s+"));
+                    default -> throw new IllegalArgumentException("unknown option " + a);
+                }
+            }
+            for (String d : o.durability) {
+                Modes.resolve(o.modes, d.equals("durable"), o.pgTunedThreads, o.postgres); // fail early
+            }
+            if (o.command == null) {
+                o.command = "benchmarks/run.sh e2e" + (args.length == 0 ? "" : " " + String.join(" ", args));
             }
             return o;
         }
-    }
 
-    /** One timed consumption. */
-    record Sample(String mode, int concurrency, int messages, long nanos, long clientCpu, long brokerCpu,
-                  BenchEnv.Sched client, BenchEnv.Sched brokerSched) {
-        double rate() {
-            return messages * 1e9 / nanos;
+        private static int positive(String option, String value) {
+            int n = Integer.parseInt(value);
+            if (n < 1) {
+                throw new IllegalArgumentException(option + " must be >= 1, but was " + n);
+            }
+            return n;
         }
 
-        double cpuMicrosPerMsg() {
-            return clientCpu < 0 || brokerCpu < 0 ? Double.NaN : (clientCpu + brokerCpu) / 1e3 / messages;
+        private static List<String> durability(String value) {
+            List<String> list = new ArrayList<>();
+            for (String d : value.split(",")) {
+                String t = d.trim();
+                if (!t.equals("durable") && !t.equals("non-durable")) {
+                    throw new IllegalArgumentException("--durability takes durable, non-durable or both, but was " + t);
+                }
+                if (!list.contains(t)) {
+                    list.add(t);
+                }
+            }
+            // durable first: the non-durable broker then stays up for the latency and IO stages
+            list.sort((x, y) -> x.equals("durable") ? -1 : y.equals("durable") ? 1 : 0);
+            return List.copyOf(list);
+        }
+    }
+
+    /**
+     * The tuned PostgreSQL row's group-commit setting: {@code default} (builder left alone), {@code off}, {@code on},
+     * or {@code maxBatch,maxInFlight}.
+     */
+    record GroupCommit(String text, Boolean enabled, int maxBatch, int maxInFlight) {
+        static GroupCommit parse(String v) {
+            return switch (v) {
+                case "default" -> new GroupCommit(v, null, 0, 0);
+                case "on" -> new GroupCommit(v, true, 0, 0);
+                case "off" -> new GroupCommit(v, false, 0, 0);
+                default -> {
+                    String[] p = v.split(",");
+                    if (p.length != 2) {
+                        throw new IllegalArgumentException("--pg-tuned-group-commit takes default, on, off or "
+                                + "maxBatch,maxInFlight, but was " + v);
+                    }
+                    yield new GroupCommit(v, true, Integer.parseInt(p[0].trim()), Integer.parseInt(p[1].trim()));
+                }
+            };
+        }
+
+        JdbcIdempotencyStore.Builder apply(JdbcIdempotencyStore.Builder b) {
+            if (enabled == null) {
+                return b;
+            }
+            return maxBatch > 0 ? b.groupCommit(maxBatch, maxInFlight) : b.groupCommit(enabled);
+        }
+
+        String describe() {
+            return switch (text) {
+                case "default" -> "store defaults";
+                case "on" -> "`groupCommit(true)`";
+                case "off" -> "`groupCommit(false)`";
+                default -> "`groupCommit(" + maxBatch + ", " + maxInFlight + ")`";
+            };
+        }
+    }
+
+    /** One durability's throughput results. */
+    static final class Phase {
+        final boolean durable;
+        final List<String> modes;
+        final Map<String, List<Sample>> samples = new LinkedHashMap<>();
+        String brokerConfig = "";
+        String loadBefore = "";
+
+        Phase(boolean durable, List<String> modes) {
+            this.durable = durable;
+            this.modes = modes;
+        }
+
+        String name() {
+            return durable ? "durable" : "non-durable";
+        }
+
+        double rate(String mode) {
+            List<Sample> list = samples.get(mode);
+            return list == null ? Double.NaN : median(list, Sample::rate);
+        }
+
+        double ratio(String mode) {
+            return rate(mode) / rate(Modes.baseline(mode));
+        }
+
+        double medianOf(String mode, Metric metric) {
+            List<Sample> list = samples.get(mode);
+            return list == null ? Double.NaN : EndToEndBenchmark.median(list, metric);
         }
     }
 
@@ -145,8 +251,9 @@ public final class EndToEndBenchmark {
     private final AtomicLong sequence = new AtomicLong();
     private BenchEnv.Broker broker;
     private BenchEnv.Postgres postgres;
-    private final StringBuilder report = new StringBuilder();
-    private final Map<String, List<Sample>> samples = new LinkedHashMap<>();
+    private final List<Phase> phases = new ArrayList<>();
+    private String latencyVerdict;
+    private boolean latencyConclusive;
 
     EndToEndBenchmark(Options options) {
         this.options = options;
@@ -174,123 +281,294 @@ public final class EndToEndBenchmark {
 
     String run() throws Exception {
         String started = ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+        long t0 = System.nanoTime();
         String loadBefore = BenchEnv.loadAverage();
-        broker = BenchEnv.Broker.start(options.brokerPersistent, options.brokerJvm);
-        log("broker pid " + broker.handle().pid() + " port " + broker.port() + ", persistent="
-                + options.brokerPersistent);
+        StringBuilder sections = new StringBuilder();
+        boolean throughput = options.only.contains("throughput");
+        boolean needsPostgres = false;
+        for (String d : options.durability) {
+            Phase phase = new Phase(d.equals("durable"),
+                    Modes.resolve(options.modes, d.equals("durable"), options.pgTunedThreads, options.postgres));
+            phases.add(phase);
+            needsPostgres |= phase.modes.stream().anyMatch(Modes::usesPostgres);
+        }
         try {
-            if (options.postgres && options.only.contains("throughput")) {
-                postgres = BenchEnv.Postgres.open(options.jdbcUrl, options.jdbcUser, options.jdbcPassword);
+            if (throughput && needsPostgres) {
+                postgres = BenchEnv.Postgres.open(options.jdbcUrl, options.jdbcUser, options.jdbcPassword,
+                        options.dataDir);
                 log(postgres.description());
             }
-            if (options.only.contains("throughput")) {
-                throughput();
+            if (throughput) {
+                for (Phase phase : phases) {
+                    startBroker(phase.durable);
+                    phase.brokerConfig = broker.config();
+                    phase.loadBefore = BenchEnv.loadAverage();
+                    sections.append(throughput(phase));
+                }
             }
-            String latency = options.only.contains("latency") ? latency() : "";
-            String io = options.only.contains("io") ? ioBound() : "";
-            report.insert(0, header(started, loadBefore));
-            report.append(latency).append(io);
-            report.append("\nLoad average (1/5/15 min) before: ").append(loadBefore).append("; after: ")
-                    .append(BenchEnv.loadAverage()).append('\n');
-            return report.toString();
+            boolean latency = options.only.contains("latency");
+            boolean io = options.only.contains("io");
+            if (latency || io) {
+                if (broker == null || broker.persistent()) {
+                    startBroker(false);
+                }
+                if (latency) {
+                    sections.append(latency());
+                }
+                if (io) {
+                    sections.append(ioBound());
+                }
+            }
+            String minutes = String.format(Locale.ROOT, "%.1f", (System.nanoTime() - t0) / 60e9);
+            return header(started, loadBefore, minutes) + summary() + targets() + sections
+                    + "\nLoad average (1/5/15 min) before: " + loadBefore + "; after: " + BenchEnv.loadAverage() + "\n";
         } finally {
             client.close();
-            broker.close();
+            if (broker != null) {
+                broker.close();
+            }
             if (postgres != null) {
                 postgres.close();
             }
         }
     }
 
-    private String header(String started, String load) {
-        return "## End-to-end results\n\n" + "Run " + started + " on " + BenchEnv.machine() + ".\n"
-                + "Broker: embedded Artemis in its own JVM (" + String.join(" ", options.brokerJvm) + "), persistence "
-                + (options.brokerPersistent ? "on" : "off") + "; messages non-durable, " + BODY
-                + "-byte Data body, string message-id. Client JVM: " + String.join(" ",
+    private void startBroker(boolean persistent) throws Exception {
+        if (broker != null) {
+            broker.close();
+        }
+        broker = BenchEnv.Broker.start(persistent, options.brokerJvm, options.dataDir);
+        log("broker pid " + broker.handle().pid() + " port " + broker.port() + ": " + broker.config());
+    }
+
+    private String header(String started, String load, String minutes) {
+        return "## End-to-end results\n\n" + "Run " + started + " on " + BenchEnv.machine() + ", "
+                + minutes + " min, command `" + options.command + "`.\n"
+                + "Broker: embedded Artemis 2.55 in its own JVM (" + String.join(" ", options.brokerJvm)
+                + "); 100-byte Data body, string message-id. Client JVM: " + String.join(" ",
                         java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) + ".\n"
                 + "Load average (1/5/15 min) at start: " + load + ".\n"
-                + (postgres != null ? "PostgreSQL store: " + postgres.description() + ".\n" : "") + "\n";
+                + (postgres != null ? "PostgreSQL: " + postgres.description() + ".\n" : "") + "\n";
+    }
+
+    // ------------------------------------------------------------------ summary and targets
+
+    private Phase phase(boolean durable) {
+        return phases.stream().filter(p -> p.durable == durable && !p.samples.isEmpty()).findFirst().orElse(null);
+    }
+
+    private String describe(String mode) {
+        int t = Modes.threads(mode);
+        if (mode.equals("raw") || mode.startsWith("raw-pool")) {
+            return "raw protonj2, manual accept" + (t == 1 ? "" : ", " + t + "-thread pool");
+        }
+        if (mode.startsWith("memory-")) {
+            return "**AceMQ + in-memory store**";
+        }
+        if (mode.startsWith("spring-")) {
+            return "Spring AMQP 4.1.2 protonj2 container, autoAccept off (no de-duplication)";
+        }
+        if (mode.startsWith("camel-memory-")) {
+            return "Camel 4.22 idempotent consumer, in-memory repository";
+        }
+        if (mode.startsWith("camel-jdbc-")) {
+            return "Camel 4.22 idempotent consumer, JDBC repository (pool " + options.pgPool + ")";
+        }
+        if (mode.startsWith("postgres-default-")) {
+            return "**AceMQ + JdbcIdempotencyStore, its defaults** (pool " + options.pgPool + ")";
+        }
+        return "AceMQ + JdbcIdempotencyStore, " + GroupCommit.parse(options.pgTunedGroupCommit).describe()
+                + " (pool " + options.pgTunedPool + ")";
+    }
+
+    /** The table docs/benchmarks.md opens with: every row of both phases side by side. */
+    private String summary() {
+        Phase durable = phase(true);
+        Phase plain = phase(false);
+        if (durable == null && plain == null) {
+            return "";
+        }
+        List<String> rows = new ArrayList<>();
+        for (Phase p : phases) {
+            for (String m : p.modes) {
+                if (!rows.contains(m)) {
+                    rows.add(m);
+                }
+            }
+        }
+        StringBuilder sb = new StringBuilder("### Summary\n\n"
+                + "Medians of " + options.rounds + " interleaved rounds; " + fmt(options.messages) + " messages per "
+                + "measurement, " + fmt(options.pgMessages) + " for the PostgreSQL rows; credit " + fmt(CREDIT) + "; no-op "
+                + "handler. Ratios are to raw protonj2 measured in the same phase of this run with the same thread "
+                + "shape (1 thread: `raw`; more: `raw-pool4`). Cost columns: from the durable phase (the non-durable one "
+                + "for a row measured only there); CPU in µs per message.\n\n"
+                + "| consumer | handler threads | durable msg/s | ratio to raw | non-durable msg/s | ratio to raw "
+                + "| commits/msg | CPU µs/msg client / broker / PostgreSQL |\n|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for (String m : rows) {
+            Phase cost = durable != null && durable.samples.containsKey(m) ? durable : plain;
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s |%n", describe(m),
+                    Modes.threads(m), rateCell(durable, m), ratioCell(durable, m), rateCell(plain, m),
+                    ratioCell(plain, m), Modes.usesPostgres(m) ? num(cost.medianOf(m, Sample::commitsPerMsg), 3) : "—",
+                    cost.samples.containsKey(m) ? cpuCell(cost, m) : "—"));
+        }
+        sb.append('\n');
+        return sb.toString();
+    }
+
+    private static String cpuCell(Phase p, String m) {
+        String c = num(p.medianOf(m, Sample::clientMicrosPerMsg), 1) + " / " + num(p.medianOf(m, Sample::brokerMicrosPerMsg), 1);
+        return Modes.usesPostgres(m) ? c + " / " + num(p.medianOf(m, Sample::pgMicrosPerMsg), 1) : c;
+    }
+
+    private static String rateCell(Phase p, String m) {
+        return p == null || !p.samples.containsKey(m) ? "—" : fmt(p.rate(m));
+    }
+
+    private static String ratioCell(Phase p, String m) {
+        return p == null || !p.samples.containsKey(m) ? "—" : num(p.ratio(m), 2);
+    }
+
+    /** The targets of issue 13, each met or not, from this run. */
+    private String targets() {
+        StringBuilder sb = new StringBuilder("### Targets (issue 13)\n\nCommand: `" + options.command + "`.\n\n"
+                + "| target | result | status |\n|---|---|---|\n");
+        for (boolean d : new boolean[] {true, false}) {
+            Phase p = phase(d);
+            String name = d ? "durable" : "non-durable";
+            for (String m : List.of("memory-1", "memory-4")) {
+                String what = "in-memory store ≥ 0.95 × raw protonj2, " + Modes.threads(m) + " handler thread"
+                        + (Modes.threads(m) == 1 ? "" : "s") + ", " + name;
+                if (p == null || !p.samples.containsKey(m)) {
+                    sb.append("| ").append(what).append(" | — | not measured in this run |\n");
+                } else {
+                    double r = p.ratio(m);
+                    sb.append(String.format(Locale.ROOT, "| %s | `%s` %s msg/s against `%s` %s: %.2f | %s |%n", what,
+                            m, fmt(p.rate(m)), Modes.baseline(m), fmt(p.rate(Modes.baseline(m))), r,
+                            r >= 0.95 ? "**met**" : "not met"));
+                }
+            }
+        }
+        Phase p = phase(true);
+        String what = "durable PostgreSQL, store defaults, 4 handler threads ≥ 5 × Camel's JDBC idempotent consumer";
+        if (p == null || !p.samples.containsKey("postgres-default-4") || !p.samples.containsKey("camel-jdbc-4")) {
+            sb.append("| ").append(what).append(" | — | not measured in this run |\n");
+        } else {
+            double r = p.rate("postgres-default-4") / p.rate("camel-jdbc-4");
+            sb.append(String.format(Locale.ROOT, "| %s | %s against %s msg/s: %.2f × (commits/msg %s against %s) | %s |%n",
+                    what, fmt(p.rate("postgres-default-4")), fmt(p.rate("camel-jdbc-4")), r,
+                    num(p.medianOf("postgres-default-4", Sample::commitsPerMsg), 3),
+                    num(p.medianOf("camel-jdbc-4", Sample::commitsPerMsg), 3), r >= 5 ? "**met**" : "not met"));
+        }
+        String tuned = "postgres-tuned-" + options.pgTunedThreads;
+        what = "durable PostgreSQL, best documented setting, ≤ 64 handler threads: ≥ 25,000 msg/s and ≤ 0.05 commits/msg";
+        if (p == null || !p.samples.containsKey(tuned)) {
+            sb.append("| ").append(what).append(" | — | not measured in this run |\n");
+        } else {
+            double rate = p.rate(tuned);
+            double commits = p.medianOf(tuned, Sample::commitsPerMsg);
+            boolean met = rate >= 25_000 && commits <= 0.05 && options.pgTunedThreads <= 64;
+            sb.append(String.format(Locale.ROOT, "| %s | `%s` (%s): %s msg/s, %s commits/msg | %s |%n", what, tuned,
+                    describe(tuned).replace("AceMQ + JdbcIdempotencyStore, ", ""), fmt(rate), num(commits, 3),
+                    met ? "**met**" : options.pgTunedThreads > 64 ? "not met (more than 64 handler threads)"
+                            : "not met"));
+        }
+        what = "added latency at half load ≤ 1 ms at p99, measured conclusively (non-durable)";
+        if (latencyVerdict == null) {
+            sb.append("| ").append(what).append(" | — | not measured in this run |\n");
+        } else {
+            boolean met = latencyVerdict.startsWith("met");
+            String status;
+            if (latencyVerdict.startsWith("not measurable")) {
+                status = "not measurable";
+            } else if (latencyConclusive) {
+                status = met ? "**met**" : "not met";
+            } else {
+                status = (met ? "met by the rule" : "not met") + ", **inconclusive**: raw's own p99 moved more than "
+                        + "1 ms between rounds";
+            }
+            sb.append("| ").append(what).append(" | ").append(latencyVerdict).append(" | ").append(status)
+                    .append(" |\n");
+        }
+        sb.append('\n');
+        return sb.toString();
     }
 
     // ------------------------------------------------------------------ throughput
 
-    private void throughput() throws Exception {
-        log("warm-up (" + options.warmup + " messages per mode)");
-        for (String mode : options.modes) {
-            if (!mode.equals("memory-8")) {
-                measure(mode, options.warmup);
-            }
-        }
-        if (postgres != null) {
-            // the store's JDBC and group-commit paths get their JIT warm-up too, like every other row
-            measure("postgres-" + options.pgConcurrency, Math.min(options.warmup, options.pgMessages));
+    private String throughput(Phase phase) throws Exception {
+        log(phase.name() + ": warm-up (" + options.warmup + " messages per mode): " + phase.modes);
+        for (String mode : phase.modes) {
+            measure(phase, mode, Math.min(options.warmup, count(mode)));
         }
         for (int round = 1; round <= options.rounds; round++) {
-            for (String mode : options.modes) {
-                Sample s = measure(mode, options.messages);
-                samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(s);
-                log(String.format(Locale.ROOT, "round %d %-10s %,9.0f msg/s  %5.1f us/msg (client+broker CPU)", round,
-                        mode, s.rate(), s.cpuMicrosPerMsg()));
-            }
-            if (postgres != null) {
-                Sample s = measure("postgres-" + options.pgConcurrency, options.pgMessages);
-                samples.computeIfAbsent("postgres-" + options.pgConcurrency, k -> new ArrayList<>()).add(s);
-                log(String.format(Locale.ROOT, "round %d %-10s %,9.0f msg/s  %5.1f us/msg (client+broker CPU)", round,
-                        "postgres-" + options.pgConcurrency, s.rate(), s.cpuMicrosPerMsg()));
+            for (String mode : phase.modes) {
+                Sample s = measure(phase, mode, count(mode));
+                phase.samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(s);
+                log(String.format(Locale.ROOT, "%s round %d %-20s %,9.0f msg/s  %5.1f us/msg client+broker%s",
+                        phase.name(), round, mode, s.rate(), s.cpuMicrosPerMsg(), s.pgCommits() < 0 ? ""
+                                : String.format(Locale.ROOT, "  %.3f commits/msg  %.1f us/msg PostgreSQL",
+                                        s.commitsPerMsg(), s.pgMicrosPerMsg())));
             }
         }
-        double raw = samples.containsKey("raw") ? median(samples.get("raw"), Sample::rate) : Double.NaN;
-        double pool = samples.containsKey("raw-pool4") ? median(samples.get("raw-pool4"), Sample::rate) : Double.NaN;
-        report.append("### Throughput (").append(String.format(Locale.ROOT, "%,d", options.messages))
-                .append(" messages per measurement; median of ").append(options.rounds)
-                .append(" interleaved rounds, all rounds in brackets)\n\n");
-        report.append("| mode | handler threads | msg/s (median) | rounds, k msg/s | ratio to raw | ratio to raw-pool4 "
-                + "| CPU µs/msg client+broker | target |\n|---|---:|---:|---|---:|---:|---:|---|\n");
-        for (Map.Entry<String, List<Sample>> e : samples.entrySet()) {
-            List<Sample> list = e.getValue();
-            double rate = median(list, Sample::rate);
-            String target = "";
+        StringBuilder sb = new StringBuilder();
+        sb.append("### Throughput, ").append(phase.name()).append(phase.durable
+                ? " (persistent journal, durable messages)" : " (no journal, non-durable messages)")
+                .append(": medians of ").append(options.rounds).append(" interleaved rounds, all rounds in brackets\n\n")
+                .append("Broker: ").append(phase.brokerConfig).append(". Load average at start: ")
+                .append(phase.loadBefore).append(".\n\n");
+        sb.append("| mode | consumer | handler threads | messages | msg/s (median) | rounds, k msg/s | ratio to raw (same "
+                + "threads) | ratio to `raw` | CPU µs/msg client+broker |\n|---|---|---:|---:|---:|---|---:|---:|---:|\n");
+        for (Map.Entry<String, List<Sample>> e : phase.samples.entrySet()) {
             String mode = e.getKey();
-            int threads = list.get(0).concurrency();
-            if (mode.startsWith("memory")) {
-                double need = threads >= 4 ? 0.95 : 0.90;
-                target = String.format(Locale.ROOT, "≥ %.2f× raw: %s", need, rate / raw >= need ? "**met**"
-                        : "not met");
-            } else if (mode.startsWith("postgres")) {
-                target = "≥ 25,000 msg/s: " + (rate >= 25_000 ? "**met**" : "not met");
-            }
-            report.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %s | %.2f | %.2f | %.1f | %s |%n",
-                    describe(mode), threads, rate, roundList(list), rate / raw, rate / pool,
-                    median(list, Sample::cpuMicrosPerMsg), target));
-        }
-        report.append("\n`raw` = protonj2 receiver (creditWindow 1000, autoAccept false), receive + decode + accept "
-                + "on the receiving thread; `raw-pool4` = the receiving thread hands each delivery to a 4-thread pool "
-                + "that decodes and accepts (≤ 1000 in flight). `memory-N`/`postgres-N` = AmqpConsumer with N handler "
-                + "threads, prefetch 1000 − N (so at most 1000 in flight, like the raw credit window), a no-op "
-                + "handler, at-least-once. In-memory store: a fresh unbounded store per measurement, pre-loaded with "
-                + String.format(Locale.ROOT, "%,d", options.storePreload) + " confirmed ids (steady-state table size, no eviction). "
-                + "PostgreSQL store: ").append(postgres == null ? "not measured (--no-postgres)"
-                        : String.format(Locale.ROOT, "JdbcIdempotencyStore, HikariCP pool %d, group commit (maxBatch %d, maxInFlight %d), fresh table, %,d "
-                                + "messages", options.pgInFlight + 2, options.pgBatch, options.pgInFlight, options.pgMessages))
-                .append(". Time runs from connecting until the link is closed (the detach reply proves the broker "
-                        + "processed every disposition). CPU excludes PostgreSQL's own processes.\n\n");
-        report.append("#### Where the CPU goes (medians per mode, from /proc: user and system time, context switches "
-                + "summed over the threads)\n\n| mode | client user µs/msg | client system µs/msg | broker µs/msg "
-                + "| client context switches/msg | broker context switches/msg |\n|---|---:|---:|---:|---:|---:|\n");
-        for (Map.Entry<String, List<Sample>> e : samples.entrySet()) {
             List<Sample> list = e.getValue();
-            report.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.2f | %.2f |%n", describe(e.getKey()),
+            sb.append(String.format(Locale.ROOT, "| `%s` | %s | %d | %s | %s | %s | %s | %s | %s |%n", mode,
+                    describe(mode), Modes.threads(mode), fmt(count(mode)), fmt(phase.rate(mode)), roundList(list),
+                    num(phase.ratio(mode), 2), num(phase.rate(mode) / phase.rate("raw"), 2),
+                    num(median(list, Sample::cpuMicrosPerMsg), 1)));
+        }
+        sb.append("\nEach row's consumer is described in docs/benchmarks.md (\"What each row runs\"). Time and CPU run "
+                + "from connecting (starting the consumer, container or route) until the last message has been "
+                + "settled; closing is not timed for any row. CPU excludes PostgreSQL's processes; they are in the "
+                + "PostgreSQL table.\n\n");
+        sb.append("#### Where the CPU goes (medians, from /proc: user and system time, context switches summed over "
+                + "the threads)\n\n| mode | client user µs/msg | client system µs/msg | broker µs/msg "
+                + "| client context switches/msg | broker context switches/msg |\n|---|---:|---:|---:|---:|---:|\n");
+        for (Map.Entry<String, List<Sample>> e : phase.samples.entrySet()) {
+            List<Sample> list = e.getValue();
+            sb.append(String.format(Locale.ROOT, "| `%s` | %.1f | %.1f | %.1f | %.2f | %.2f |%n", e.getKey(),
                     median(list, x -> x.client().userNanos() / 1e3 / x.messages()),
                     median(list, x -> x.client().systemNanos() / 1e3 / x.messages()),
-                    median(list, x -> x.brokerCpu() / 1e3 / x.messages()),
+                    median(list, Sample::brokerMicrosPerMsg),
                     median(list, x -> (double) x.client().contextSwitches() / x.messages()),
                     median(list, x -> (double) x.brokerSched().contextSwitches() / x.messages())));
         }
-        report.append("\nUser/system split at the kernel's 10 ms tick, so treat single rounds as ±10 %.\n\n");
+        sb.append("\nUser/system split at the kernel's 10 ms tick, so treat single rounds as ±10 %.\n\n");
+        List<String> pgModes = phase.samples.keySet().stream().filter(Modes::usesPostgres).toList();
+        if (!pgModes.isEmpty()) {
+            sb.append("#### PostgreSQL rows: commits and CPU per message (medians)\n\n"
+                    + "| mode | msg/s | commits/msg | client µs/msg | broker µs/msg | PostgreSQL µs/msg | total µs/msg "
+                    + "|\n|---|---:|---:|---:|---:|---:|---:|\n");
+            for (String mode : pgModes) {
+                List<Sample> list = phase.samples.get(mode);
+                sb.append(String.format(Locale.ROOT, "| `%s` | %s | %s | %s | %s | %s | %s |%n", mode,
+                        fmt(phase.rate(mode)), num(median(list, Sample::commitsPerMsg), 3),
+                        num(median(list, Sample::clientMicrosPerMsg), 1), num(median(list, Sample::brokerMicrosPerMsg), 1),
+                        num(median(list, Sample::pgMicrosPerMsg), 1), num(median(list,
+                                x -> x.clientMicrosPerMsg() + x.brokerMicrosPerMsg() + x.pgMicrosPerMsg()), 1)));
+            }
+            sb.append("\nCommits: the database's `pg_stat_database.xact_commit` before and after the measurement (the "
+                    + "measured pool is closed first so that every backend has reported), less what opening and "
+                    + "closing an idle pool of the same size costs (its connections' set-up queries and the harness's "
+                    + "own reads, measured once per size: " + postgres.poolOverheadText() + "). Left in: the store's "
+                    + "schema statements and Camel's table check at start, a few commits per measurement. "
+                    + "PostgreSQL CPU: user + system time of the postmaster and all its processes, living or ended, "
+                    + "over the timed window.\n\n");
+        }
+        return sb.toString();
     }
 
-    private static String describe(String mode) {
-        return "`" + mode + "`";
+    private int count(String mode) {
+        return Modes.usesPostgres(mode) ? options.pgMessages : options.messages;
     }
 
     private static String roundList(List<Sample> list) {
@@ -299,44 +577,81 @@ public final class EndToEndBenchmark {
             if (sb.length() > 0) {
                 sb.append(' ');
             }
-            sb.append(Math.round(s.rate() / 1000));
+            double k = s.rate() / 1000;
+            sb.append(k < 10 ? String.format(Locale.ROOT, "%.1f", k) : Long.toString(Math.round(k)));
         }
         return sb.toString();
     }
 
-    private Sample measure(String mode, int n) throws Exception {
+    private Sample measure(Phase phase, String mode, int n) throws Exception {
         String queue = "bench." + mode + "." + sequence.incrementAndGet();
-        fill(queue, n);
+        fill(queue, n, phase.durable);
         System.gc();
         Thread.sleep(300);
-        return switch (mode) {
-            case "raw" -> raw(queue, n, 0);
-            case "raw-pool4" -> raw(queue, n, 4);
-            default -> {
-                int dash = mode.lastIndexOf('-');
-                int threads = Integer.parseInt(mode.substring(dash + 1));
-                if (mode.startsWith("memory")) {
-                    yield runtime(mode, queue, n, threads, 1000 - threads, memoryStore(), e -> { });
-                }
-                try (HikariDataSource pool = postgres.pool(options.pgInFlight + 2, "store")) {
-                    // Group commit is off by default (it loses below ~16 concurrent callers); the throughput row
-                    // measures the configuration meant for many handler threads.
-                    JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool)
-                            .tableName("acemq_bench_" + sequence.incrementAndGet())
-                            .groupCommit(options.pgBatch, options.pgInFlight)
-                            .build();
-                    store.createSchema();
-                    try {
-                        yield runtime(mode, queue, n, threads, 1000 - threads, store, e -> { });
-                    } finally {
-                        try (java.sql.Connection c = pool.getConnection();
-                             java.sql.Statement st = c.createStatement()) {
-                            st.execute("DROP TABLE IF EXISTS " + store.tableName());
-                        }
-                    }
-                }
+        int threads = Modes.threads(mode);
+        ProcessHandle b = broker.handle();
+        if (mode.equals("raw") || mode.startsWith("raw-pool")) {
+            return raw(queue, n, mode.equals("raw") ? 0 : threads, mode);
+        }
+        if (mode.startsWith("memory-")) {
+            return runtime(mode, queue, n, threads, CREDIT - threads, memoryStore(), e -> { }, null);
+        }
+        if (mode.startsWith("spring-")) {
+            Sample s = PeerConsumers.spring(client, HOST, broker.port(), queue, n, threads, CREDIT / threads, b, mode);
+            checkDrained(queue, mode);
+            return s;
+        }
+        if (mode.startsWith("camel-memory-")) {
+            // the repository the Camel documentation shows: an LRU map of 1,000 keys
+            Sample s = PeerConsumers.camel(HOST, broker.port(), queue, n, threads, CREDIT / threads,
+                    MemoryIdempotentRepository.memoryIdempotentRepository(), options.camelUriOptions, b, null, mode);
+            checkDrained(queue, mode);
+            return s;
+        }
+        String table = (mode.startsWith("camel") ? "camel_bench_" : "acemq_bench_") + sequence.incrementAndGet();
+        boolean tuned = mode.startsWith("postgres-tuned-");
+        Sample s;
+        long commits0;
+        int poolSize = tuned ? options.pgTunedPool : options.pgPool;
+        long poolOverhead = postgres.poolOverhead(poolSize);
+        try (HikariDataSource pool = postgres.pool(poolSize, "store")) {
+            if (mode.startsWith("camel-jdbc-")) {
+                // the schema the Camel SQL component documentation gives, with its primary key
+                postgres.execute("CREATE TABLE " + table + " (processorName VARCHAR(255), messageId VARCHAR(100), "
+                        + "createdAt TIMESTAMP, PRIMARY KEY (processorName, messageId))");
+                JdbcMessageIdRepository repository = new JdbcMessageIdRepository(pool, "bench");
+                repository.setTableName(table);
+                commits0 = postgres.settledCommits();
+                s = PeerConsumers.camel(HOST, broker.port(), queue, n, threads, CREDIT / threads, repository,
+                        options.camelUriOptions, b, postgres, mode);
+            } else {
+                JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(pool).tableName(table);
+                JdbcIdempotencyStore store = (tuned ? GroupCommit.parse(options.pgTunedGroupCommit).apply(builder)
+                        : builder).build();
+                store.createSchema();
+                commits0 = postgres.settledCommits();
+                s = runtime(mode, queue, n, threads, CREDIT - threads, store, e -> { }, postgres);
             }
-        };
+        }
+        s = s.withCommits(postgres.settledCommits() - commits0 - poolOverhead);
+        postgres.execute("DROP TABLE IF EXISTS " + table);
+        if (mode.startsWith("camel")) {
+            checkDrained(queue, mode);
+        }
+        return s;
+    }
+
+    /** Fails when a peer left a message on the queue: it did not settle everything it counted. */
+    private void checkDrained(String queue, String mode) throws Exception {
+        try (Connection c = client.connect(HOST, broker.port());
+             Receiver r = c.openReceiver(queue, new ReceiverOptions().creditWindow(10).autoAccept(false))) {
+            Delivery d = r.receive(300, TimeUnit.MILLISECONDS);
+            if (d != null) {
+                d.release();
+                throw new IllegalStateException(mode + ": a message was left on " + queue + " after the consumer "
+                        + "stopped (it was not settled)");
+            }
+        }
     }
 
     /**
@@ -354,13 +669,13 @@ public final class EndToEndBenchmark {
         return store;
     }
 
-    /** Sends n non-durable messages with 100-byte bodies, pipelined, and waits until the broker accepted them. */
-    void fill(String queue, int n) throws Exception {
+    /** Sends n messages with 100-byte bodies, pipelined, and waits until the broker accepted them. */
+    void fill(String queue, int n, boolean durable) throws Exception {
         try (Connection c = client.connect(HOST, broker.port()); Sender sender = c.openSender(queue)) {
             ArrayDeque<Tracker> window = new ArrayDeque<>();
             for (int i = 0; i < n; i++) {
                 byte[] body = new byte[BODY];
-                Message<byte[]> m = Message.create(body).messageId(queue + ":" + i).durable(false);
+                Message<byte[]> m = Message.create(body).messageId(queue + ":" + i).durable(durable);
                 window.add(sender.send(m));
                 if (window.size() > 5_000) {
                     window.poll().awaitSettlement(60, TimeUnit.SECONDS);
@@ -372,29 +687,27 @@ public final class EndToEndBenchmark {
         }
     }
 
-    private Sample raw(String queue, int n, int poolThreads) throws Exception {
-        long cpu0 = BenchEnv.cpuNanos(ProcessHandle.current());
-        long bcpu0 = BenchEnv.cpuNanos(broker.handle());
-        BenchEnv.Sched sched0 = BenchEnv.Sched.of(ProcessHandle.current().pid());
-        BenchEnv.Sched bsched0 = BenchEnv.Sched.of(broker.handle().pid());
-        long t0 = System.nanoTime();
+    private Sample raw(String queue, int n, int poolThreads, String mode) throws Exception {
+        Sample.Meter meter = Sample.Meter.start(broker.handle(), null);
+        Sample sample;
         ExecutorService pool = poolThreads > 0 ? Executors.newFixedThreadPool(poolThreads) : null;
         try (Connection c = client.connect(HOST, broker.port())) {
-            Receiver r = c.openReceiver(queue, new ReceiverOptions().creditWindow(1000).autoAccept(false));
+            Receiver r = c.openReceiver(queue, new ReceiverOptions().creditWindow(CREDIT).autoAccept(false));
             if (pool == null) {
                 for (int i = 0; i < n; i++) {
-                    Delivery d = r.receive(60, TimeUnit.SECONDS);
+                    Delivery d = r.receive(STALL.toSeconds(), TimeUnit.SECONDS);
                     if (d == null) {
                         throw new IllegalStateException("raw: only " + i + " of " + n + " received");
                     }
                     d.message().body();
                     d.accept();
                 }
+                sample = meter.stop(mode, 1, n);
             } else {
-                Semaphore inFlight = new Semaphore(1000);
+                Semaphore inFlight = new Semaphore(CREDIT);
                 CountDownLatch done = new CountDownLatch(n);
                 for (int i = 0; i < n; i++) {
-                    Delivery d = r.receive(60, TimeUnit.SECONDS);
+                    Delivery d = r.receive(STALL.toSeconds(), TimeUnit.SECONDS);
                     if (d == null) {
                         throw new IllegalStateException("raw: only " + i + " of " + n + " received");
                     }
@@ -412,6 +725,7 @@ public final class EndToEndBenchmark {
                     });
                 }
                 done.await();
+                sample = meter.stop(mode, poolThreads, n);
             }
             r.close();
         } finally {
@@ -419,11 +733,7 @@ public final class EndToEndBenchmark {
                 pool.shutdown();
             }
         }
-        long nanos = System.nanoTime() - t0;
-        return new Sample(poolThreads == 0 ? "raw" : "raw-pool" + poolThreads, Math.max(1, poolThreads), n, nanos,
-                BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0, BenchEnv.cpuNanos(broker.handle()) - bcpu0,
-                BenchEnv.Sched.of(ProcessHandle.current().pid()).since(sched0),
-                BenchEnv.Sched.of(broker.handle().pid()).since(bsched0));
+        return sample;
     }
 
     /** Counts deliveries the runtime settled as processed; anything else is a benchmark error. */
@@ -446,31 +756,58 @@ public final class EndToEndBenchmark {
     }
 
     private Sample runtime(String mode, String queue, int n, int threads, int prefetch, IdempotencyStore store,
-                           MessageHandler handler) throws Exception {
+                           MessageHandler handler, BenchEnv.Postgres pg) throws Exception {
         Counter counter = new Counter(n);
-        long cpu0 = BenchEnv.cpuNanos(ProcessHandle.current());
-        long bcpu0 = BenchEnv.cpuNanos(broker.handle());
-        BenchEnv.Sched sched0 = BenchEnv.Sched.of(ProcessHandle.current().pid());
-        BenchEnv.Sched bsched0 = BenchEnv.Sched.of(broker.handle().pid());
-        long t0 = System.nanoTime();
+        Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
         AmqpConsumer consumer = AmqpConsumer.builder().name("bench").broker(HOST, broker.port()).store(store)
                 .observer(counter)
                 .subscribe(Subscription.builder(queue, handler).concurrency(threads).prefetch(prefetch).build())
                 .start();
-        boolean complete;
+        Sample s;
         try {
-            complete = counter.done.await(10, TimeUnit.MINUTES);
+            awaitAll(counter.done, mode, n);
+            s = meter.stop(mode, threads, n);
         } finally {
             consumer.close(Duration.ofSeconds(30));
         }
-        long nanos = System.nanoTime() - t0;
-        if (!complete || counter.other.get() > 0) {
-            throw new IllegalStateException(mode + ": " + (n - counter.done.getCount()) + " of " + n
-                    + " processed, " + counter.other.get() + " settled otherwise");
+        if (counter.other.get() > 0) {
+            throw new IllegalStateException(mode + ": " + counter.other.get() + " deliveries settled otherwise than "
+                    + "accepted as processed");
         }
-        return new Sample(mode, threads, n, nanos, BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0,
-                BenchEnv.cpuNanos(broker.handle()) - bcpu0, BenchEnv.Sched.of(ProcessHandle.current().pid()).since(sched0),
-                BenchEnv.Sched.of(broker.handle().pid()).since(bsched0));
+        return s;
+    }
+
+    /**
+     * Waits until {@code done} reaches zero; fails when it stops moving for {@link #STALL}.
+     *
+     * @throws IllegalStateException naming the mode and how far it got
+     */
+    static void awaitAll(CountDownLatch done, String mode, int n) throws InterruptedException {
+        long last = done.getCount();
+        long lastMove = System.nanoTime();
+        while (!done.await(1, TimeUnit.SECONDS)) {
+            long now = done.getCount();
+            if (now != last) {
+                last = now;
+                lastMove = System.nanoTime();
+            } else if (System.nanoTime() - lastMove > STALL.toNanos()) {
+                throw new IllegalStateException(mode + ": stalled at " + (n - now) + " of " + n + " handled for "
+                        + STALL.toSeconds() + " s");
+            }
+        }
+    }
+
+    private List<Sample> nonDurableRaw() {
+        Phase p = phase(false);
+        return p == null ? null : p.samples.get("raw");
+    }
+
+    private static String fmt(double v) {
+        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, "%,.0f", v);
+    }
+
+    private static String num(double v, int decimals) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "—" : String.format(Locale.ROOT, "%." + decimals + "f", v);
     }
 
     // ------------------------------------------------------------------ latency at half load
@@ -506,7 +843,7 @@ public final class EndToEndBenchmark {
         } else {
             // full load = the rate at which publishing and consuming keep up together on this box, probed for
             // both consumers; half load is half the lower of the two, so that neither runs above half its capacity
-            List<Sample> rawSamples = samples.get("raw");
+            List<Sample> rawSamples = nonDurableRaw();
             double cap = rawSamples != null ? median(rawSamples, Sample::rate) : 200_000;
             log("latency: probing the sustainable publish + consume rate (" + options.latencyPublishers
                     + " publishers, " + options.latencyProbeSeconds + " s probes)");
@@ -590,6 +927,10 @@ public final class EndToEndBenchmark {
             double noise = (rawMax - rawMin) / 1e3;
             sb.append(String.format(Locale.ROOT, "Target: added p99 ≤ 1 ms (over all samples and in every round): "
                     + "%s; worst round %s.", met ? "**met**" : "not met", micros(worstRound)));
+            latencyVerdict = String.format(Locale.ROOT, "%s: added p99 %s over all samples, worst round %s; raw p99 "
+                    + "%s to %s between rounds", met ? "met" : "not met", micros(added99 * 1e3), micros(worstRound),
+                    micros(rawMin), micros(rawMax));
+            latencyConclusive = noise <= 1000;
             if (noise > 1000) {
                 sb.append(String.format(Locale.ROOT, " **Inconclusive at this machine load:** raw protonj2's own p99 "
                         + "moved by %s between rounds (%s to %s), more than the 1 ms being tested; re-run on a "
@@ -600,6 +941,8 @@ public final class EndToEndBenchmark {
             sb.append("| **added by the runtime** | | | | | not measurable | not measurable | not measurable | | |\n\n");
             sb.append("Target: added p99 ≤ 1 ms: not measurable (a measurement missed the requested rate by more "
                     + "than 5 % or lost messages).\n\n");
+            latencyVerdict = "not measurable: a measurement missed the requested rate by more than 5 % or lost messages";
+            latencyConclusive = false;
         }
         sb.append(String.format(Locale.ROOT, "%d publishers (own connections, one thread each) send pre-settled "
                 + "messages built before the clock starts; message g is due at start + g / rate and a late publisher "
@@ -693,7 +1036,7 @@ public final class EndToEndBenchmark {
             int c = levels[i];
             int n = c * options.ioPerWorker;
             String queue = "io." + c + "." + sequence.incrementAndGet();
-            fill(queue, n);
+            fill(queue, n, false);
             long[] finished = new long[n];
             AtomicInteger count = new AtomicInteger();
             MessageHandler sleepy = e -> {
@@ -701,7 +1044,8 @@ public final class EndToEndBenchmark {
                 finished[count.getAndIncrement()] = System.nanoTime();
             };
             runtime("io-" + c, queue, n, c, Math.max(c, 100),
-                    InMemoryIdempotencyStore.builder().maxEntries(InMemoryIdempotencyStore.UNBOUNDED).build(), sleepy);
+                    InMemoryIdempotencyStore.builder().maxEntries(InMemoryIdempotencyStore.UNBOUNDED).build(), sleepy,
+                    null);
             // steady state: from the 10th percentile of completions to the last (connect and close excluded)
             Arrays.sort(finished);
             int from = n / 10;

@@ -1,0 +1,118 @@
+package org.acemq.amqp.benchmarks.e2e;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The rows of the throughput table ("modes"): their names, the groups {@code --modes} accepts, and the defaults of
+ * each durability. A mode name ends in its handler thread count.
+ *
+ * <ul>
+ * <li>{@code raw}, {@code raw-poolN}: raw protonj2 with manual accept (always measured: every ratio needs them)</li>
+ * <li>{@code memory-N}: AceMQ with the in-memory store</li>
+ * <li>{@code spring-N}: Spring AMQP's protonj2 listener container, autoAccept off</li>
+ * <li>{@code camel-memory-N}, {@code camel-jdbc-N}: Camel's idempotent consumer with its in-memory / JDBC
+ *     repository</li>
+ * <li>{@code postgres-default-N}: AceMQ with JdbcIdempotencyStore built with its defaults</li>
+ * <li>{@code postgres-tuned-N}: AceMQ with JdbcIdempotencyStore in the setting of {@code --pg-tuned-*}</li>
+ * </ul>
+ *
+ * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel).
+ */
+final class Modes {
+
+    /** The raw protonj2 baselines, measured in every phase. */
+    static final List<String> BASELINES = List.of("raw", "raw-pool4");
+
+    private static final Pattern NAME = Pattern.compile(
+            "(raw|raw-pool(\\d+)|memory-(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
+                    + "|postgres-default-(\\d+)|postgres-tuned-(\\d+))");
+
+    private Modes() {
+    }
+
+    /**
+     * @param durable the phase
+     * @param tunedThreads handler threads of the tuned PostgreSQL row
+     * @return the rows a phase measures when {@code --modes} is not given
+     */
+    static List<String> defaults(boolean durable, int tunedThreads) {
+        List<String> modes = new ArrayList<>(List.of("memory-1", "memory-4", "spring-1", "spring-4"));
+        if (durable) {
+            modes.addAll(List.of("camel-memory-4", "camel-jdbc-4", "postgres-default-4",
+                    "postgres-tuned-" + tunedThreads));
+        }
+        return modes;
+    }
+
+    /**
+     * @param requested names and groups from {@code --modes}, or null for the phase's defaults
+     * @param durable the phase
+     * @param tunedThreads handler threads of the tuned PostgreSQL row
+     * @param postgres false to drop every row that needs PostgreSQL ({@code --no-postgres})
+     * @return the baselines first, then the requested rows, each once
+     * @throws IllegalArgumentException for an unknown name
+     */
+    static List<String> resolve(List<String> requested, boolean durable, int tunedThreads, boolean postgres) {
+        Set<String> out = new LinkedHashSet<>(BASELINES);
+        for (String m : requested == null ? defaults(durable, tunedThreads) : requested) {
+            String name = m.trim();
+            switch (name) {
+                case "memory" -> out.addAll(List.of("memory-1", "memory-4"));
+                case "spring" -> out.addAll(List.of("spring-1", "spring-4"));
+                case "camel" -> out.addAll(List.of("camel-memory-4", "camel-jdbc-4"));
+                case "postgres" -> out.addAll(List.of("postgres-default-4", "postgres-tuned-" + tunedThreads));
+                case "peers" -> out.addAll(List.of("spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4"));
+                default -> {
+                    threads(name); // validates
+                    out.add(name);
+                }
+            }
+        }
+        if (!postgres) {
+            out.removeIf(Modes::usesPostgres);
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * @param mode a mode name
+     * @return its handler thread count
+     * @throws IllegalArgumentException for an unknown name
+     */
+    static int threads(String mode) {
+        Matcher m = NAME.matcher(mode);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("unknown mode " + mode + "; known: raw, raw-poolN, memory-N, spring-N,"
+                    + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N and the groups memory,"
+                    + " spring, camel, postgres, peers");
+        }
+        if (mode.equals("raw")) {
+            return 1;
+        }
+        for (int g = 2; g <= m.groupCount(); g++) {
+            if (m.group(g) != null) {
+                int n = Integer.parseInt(m.group(g));
+                if (n < 1) {
+                    throw new IllegalArgumentException("mode " + mode + " needs at least 1 thread");
+                }
+                return n;
+            }
+        }
+        throw new IllegalStateException(mode);
+    }
+
+    /** @return whether the row keeps its idempotency records in PostgreSQL */
+    static boolean usesPostgres(String mode) {
+        return mode.startsWith("postgres-") || mode.startsWith("camel-jdbc-");
+    }
+
+    /** @return the raw protonj2 row with the same shape: {@code raw} for one thread, {@code raw-pool4} for more */
+    static String baseline(String mode) {
+        return threads(mode) == 1 ? "raw" : "raw-pool4";
+    }
+}

@@ -1,0 +1,57 @@
+package org.acemq.amqp.benchmarks.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ModesTest {
+
+    @Test
+    void durableDefaultsHaveEveryRowOfIssue13AfterTheBaselines() {
+        assertThat(Modes.resolve(null, true, 64, true)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4",
+                "spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4", "postgres-default-4", "postgres-tuned-64");
+    }
+
+    @Test
+    void nonDurableDefaultsLeaveOutTheDatabaseAndCamelRows() {
+        assertThat(Modes.resolve(null, false, 64, true))
+                .containsExactly("raw", "raw-pool4", "memory-1", "memory-4", "spring-1", "spring-4");
+    }
+
+    @Test
+    void groupsExpandOnceAndTheBaselinesAreAlwaysMeasured() {
+        assertThat(Modes.resolve(List.of("spring", "spring-4", "postgres"), true, 32, true))
+                .containsExactly("raw", "raw-pool4", "spring-1", "spring-4", "postgres-default-4", "postgres-tuned-32");
+        assertThat(Modes.resolve(List.of("peers"), true, 64, true))
+                .containsExactly("raw", "raw-pool4", "spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4");
+    }
+
+    @Test
+    void noPostgresDropsEveryRowThatNeedsTheDatabase() {
+        assertThat(Modes.resolve(null, true, 64, false)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4",
+                "spring-1", "spring-4", "camel-memory-4");
+    }
+
+    @Test
+    void threadCountsAndBaselines() {
+        assertThat(Modes.threads("raw")).isEqualTo(1);
+        assertThat(Modes.threads("raw-pool4")).isEqualTo(4);
+        assertThat(Modes.threads("camel-jdbc-4")).isEqualTo(4);
+        assertThat(Modes.threads("postgres-tuned-64")).isEqualTo(64);
+        assertThat(Modes.baseline("memory-1")).isEqualTo("raw");
+        assertThat(Modes.baseline("spring-4")).isEqualTo("raw-pool4");
+        assertThat(Modes.baseline("postgres-tuned-64")).isEqualTo("raw-pool4");
+        assertThat(Modes.usesPostgres("camel-jdbc-4")).isTrue();
+        assertThat(Modes.usesPostgres("camel-memory-4")).isFalse();
+    }
+
+    @Test
+    void unknownOrZeroThreadModesAreRefusedByName() {
+        assertThatThrownBy(() -> Modes.resolve(List.of("kafka-4"), true, 64, true))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown mode kafka-4");
+        assertThatThrownBy(() -> Modes.threads("memory-0"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("mode memory-0 needs at least 1 thread");
+    }
+}
