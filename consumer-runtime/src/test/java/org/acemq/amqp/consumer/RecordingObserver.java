@@ -15,6 +15,14 @@ final class RecordingObserver implements ConsumerObserver {
     final AtomicInteger abandoned = new AtomicInteger();
     final AtomicInteger interruptions = new AtomicInteger();
     final List<Boolean> pauses = new CopyOnWriteArrayList<>();
+    final AtomicInteger renewals = new AtomicInteger();
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        if (operation == StoreOperation.RENEW) {
+            renewals.incrementAndGet();
+        }
+    }
 
     @Override
     public void claim(String subscription, ClaimStatus status) {
