@@ -28,6 +28,7 @@ final class Connector {
     private volatile Client client;
     private volatile Connection connection;
     private volatile boolean connected;
+    private volatile boolean established;
     private volatile boolean stopped;
     private volatile String lastError;
     private long delayMillis;
@@ -106,6 +107,7 @@ final class Connector {
             return;
         }
         connected = true;
+        established = true;
         lastError = null;
         runtime.connected(BrokerProfile.of(opened.properties()), opened, failFast);
     }
@@ -152,9 +154,18 @@ final class Connector {
                         Integer.parseInt(location.substring(colon + 1)));
             }
         }
-        o.interruptedHandler((c, e) -> onInterrupted(e.failureCause()));
+        // A connection that never opened is neither interrupted nor lost: the first-connect loop retries it.
+        o.interruptedHandler((c, e) -> {
+            if (c == connection && established) {
+                onInterrupted(e.failureCause());
+            }
+        });
         o.reconnectedHandler((c, e) -> onReconnected(c));
-        o.disconnectedHandler((c, e) -> failed(e.failureCause()));
+        o.disconnectedHandler((c, e) -> {
+            if (c == connection && established) {
+                failed(e.failureCause());
+            }
+        });
         return o;
     }
 
