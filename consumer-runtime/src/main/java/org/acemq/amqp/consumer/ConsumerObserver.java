@@ -92,8 +92,9 @@ public interface ConsumerObserver {
         /**
          * The delivery's fate is decided; end the scope. Called exactly once.
          *
-         * @param outcome the outcome sent or scheduled (for at-most-once subscriptions: {@code ACCEPTED}); null if
-         *     none was decided (the runtime failed unexpectedly)
+         * @param outcome the outcome sent, enlisted or scheduled (for at-most-once subscriptions: what was reported,
+         *     usually {@code ACCEPTED}); null if the delivery was abandoned (its link or connection died, so nothing was
+         *     settled)
          */
         void close(Outcome outcome);
     }

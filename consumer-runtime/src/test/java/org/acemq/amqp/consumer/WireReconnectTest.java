@@ -109,6 +109,8 @@ class WireReconnectTest {
                         new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
                 assertThat(handled).containsExactly("one");
                 assertThat(observer.abandoned).hasValue(1);
+                assertThat(observer.scopes).as("the abandoned delivery's scope did not close as ACCEPTED")
+                        .containsExactly("none");
 
                 // Strict: nothing else (no late disposition for the old delivery, no grant) before the close's drain.
                 ScriptedPeer.expectGracefulClose(second, 1, BUDGET - 2);

@@ -115,12 +115,12 @@ public final class ConsumerRuntime {
         } catch (ClientException | ExecutionException | TimeoutException | RuntimeException e) {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
                     + config.connection().port() + ": " + Errors.describe(e);
-            close(Duration.ZERO);
+            close(Duration.ofSeconds(1)); // no handler has run: the threads only need to notice the stop
             state = State.FAILED;
             throw new AcemqException(what, Errors.unwrap(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            close(Duration.ZERO);
+            close(Duration.ofSeconds(1));
             state = State.FAILED;
             throw new AcemqException("interrupted while starting consumer '" + config.name() + "'", e);
         }
