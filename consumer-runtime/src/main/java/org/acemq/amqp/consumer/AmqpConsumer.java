@@ -203,13 +203,13 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * The runtime repairs link credit on the events that eat it: an aborted transfer (it uses one credit and is never
-         * handed out) and a session window closed by payload-less frames while credit is outstanding. It sees those
-         * events through hooks into protonj2 1.1.0's engine. Where the hooks cannot be installed (another protonj2
-         * version; it is logged once), it falls back to a periodic check instead: a link that was idle with unused credit
-         * for a whole interval is drained and re-granted. The check costs one timer per consumer and, per idle link and
-         * interval, one drain and one grant. On a broker that does not answer drains per spec (RabbitMQ 3.x) it does
-         * nothing at all (no drain, no reconnect, no log line).
+         * The runtime repairs link credit on the events that eat it: an aborted transfer (it uses one credit and is
+         * never handed out) and a session window closed by payload-less frames while credit is outstanding. It sees
+         * those events through hooks into protonj2 1.1.0's engine. Where the hooks cannot be installed (another
+         * protonj2 version; it is logged once), it falls back to a periodic check instead: a link that was idle with
+         * unused credit for a whole interval is drained and re-granted. The check costs one timer per consumer and, per
+         * idle link and interval, one drain and one grant. On a broker that does not answer drains per spec (RabbitMQ
+         * 3.x) it does nothing at all (no drain, no reconnect, no log line).
          *
          * @param interval the interval of the fallback credit check (default 1 s)
          * @return this builder
@@ -277,9 +277,10 @@ public final class AmqpConsumer implements AutoCloseable {
         /**
          * By default {@link #start()} returns at once while the first connection is tried in the background with the
          * connection's reconnect back-off ({@link ConnectionSettings#reconnectDelay()}, up to
-         * {@link ConnectionSettings#maxReconnectAttempts()} attempts); {@link AmqpConsumer#health()} says how far it got
-         * (state {@code STARTING}, the last error). A subscription whose attach the broker refuses is retried likewise,
-         * and reported unattached meanwhile. Credentials the broker refuses end the attempts (state {@code FAILED}).
+         * {@link ConnectionSettings#maxReconnectAttempts()} attempts); {@link AmqpConsumer#health()} says how far it
+         * got (state {@code STARTING}, the last error). A subscription whose attach the broker refuses is retried
+         * likewise, and reported unattached meanwhile. Credentials the broker refuses end the attempts (state
+         * {@code FAILED}).
          *
          * @param failFast true to connect and attach everything inside {@link #start()} and throw if that fails
          *     (default false)
@@ -300,8 +301,8 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * @param scheduler runs the consumer's delayed work (default: a private pool of two daemon threads, shut down by
-         *     {@code close()}); it is never shut down by the consumer
+         * @param scheduler runs the consumer's delayed work (default: a private pool of two daemon threads, shut down
+         *     by {@code close()}); it is never shut down by the consumer
          * @return this builder
          */
         public Builder scheduler(Scheduler scheduler) {

@@ -131,8 +131,9 @@ public final class Subscription {
     }
 
     /**
-     * @return the outcome chosen for a transient failure, or empty (the default) for the broker's best: {@code modified}
-     *     with delivery-failed where the broker implements it, {@code released} where it does not (RabbitMQ 3.x)
+     * @return the outcome chosen for a transient failure, or empty (the default) for the broker's best:
+     *     {@code modified} with delivery-failed where the broker implements it, {@code released} where it does not
+     *     (RabbitMQ 3.x)
      */
     public Optional<Outcome> transientFailureOutcome() {
         return Optional.ofNullable(transientFailureOutcome);
@@ -182,7 +183,6 @@ public final class Subscription {
     public boolean renewLeases() {
         return renewLeases;
     }
-
     /**
      * @param failure what the handler threw
      * @return whether it means the message can never succeed
@@ -201,8 +201,8 @@ public final class Subscription {
 
     @Override
     public String toString() {
-        return "Subscription[" + name + " <- " + address + ", mode=" + acknowledgementMode + ", concurrency="
-                + concurrency + ", prefetch=" + prefetch + ", maxAttempts=" + maxAttempts + "]";
+        return "Subscription[" + name + " <- " + address + ", " + acknowledgementMode + ", concurrency " + concurrency
+                + ", prefetch " + prefetch + ", maxAttempts " + maxAttempts + "]";
     }
 
     /** Builds a {@link Subscription}; setters validate at once. */

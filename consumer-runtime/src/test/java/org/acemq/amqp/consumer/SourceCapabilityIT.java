@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A consumer on a stock Artemis, whose auto-created addresses are MULTICAST (addresses under {@code stock.} get
- * Artemis' own defaults here). By default the receiver asks for a {@code queue}: it owns a durable anycast queue, so what
- * is published while it is down waits for it. An address that exists as multicast only is refused with a clear error
- * and an unhealthy consumer, instead of a temporary subscription queue that consumes nothing.
+ * Artemis' own defaults here). By default the receiver asks for a {@code queue}: it owns a durable anycast queue, so
+ * what is published while it is down waits for it. An address that exists as multicast only is refused with a clear
+ * error and an unhealthy consumer, instead of a temporary subscription queue that consumes nothing.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class SourceCapabilityIT {

@@ -98,8 +98,9 @@ final class BrokerProfile {
     void modifiedRefused(String description) {
         if (modified) {
             modified = false;
-            LOG.warn("The broker ({}) refused the 'modified' outcome and ended the session ({}); transient failures are "
-                    + "settled 'released' from now on, and the session and its links are rebuilt", this, description);
+            LOG.warn("The broker ({}) refused the 'modified' outcome and ended the session ({}); transient failures "
+                    + "are settled 'released' from now on, and the session and its links are rebuilt", this,
+                    description);
         }
     }
 

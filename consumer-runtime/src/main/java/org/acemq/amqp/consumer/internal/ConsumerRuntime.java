@@ -61,7 +61,8 @@ public final class ConsumerRuntime {
         this.ticker = config.ticker();
         if (config.scheduler() == null) {
             AtomicInteger threads = new AtomicInteger();
-            ownScheduler = new ScheduledThreadPoolExecutor(2, r -> daemon(r, "-scheduler-" + threads.incrementAndGet()));
+            ownScheduler = new ScheduledThreadPoolExecutor(2,
+                    r -> daemon(r, "-scheduler-" + threads.incrementAndGet()));
             ownScheduler.setRemoveOnCancelPolicy(true);
             scheduler = (task, delay) -> ownScheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
         } else {

@@ -58,8 +58,8 @@ final class DeliveryProcessor {
     }
 
     /**
-     * Decides and settles one delivery; every path frees its slot exactly once (the settlement does, when the outcome is
-     * sent, abandoned, or its transaction ends). The observer's scope closes with the outcome sent or scheduled, or
+     * Decides and settles one delivery; every path frees its slot exactly once (the settlement does, when the outcome
+     * is sent, abandoned, or its transaction ends). The observer's scope closes with the outcome sent or scheduled, or
      * with none when the delivery was abandoned (its link or connection is gone).
      */
     void process(Delivery d) {

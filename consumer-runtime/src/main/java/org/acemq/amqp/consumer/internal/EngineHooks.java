@@ -140,8 +140,8 @@ final class EngineHooks {
         Hooked hooked = new Hooked(receiver, listener);
         remotelyClosed.setVolatile(receiver, (Consumer<Object>) r -> {
             org.apache.qpid.protonj2.types.transport.ErrorCondition error = hooked.engine().getRemoteCondition();
-            listener.closedByPeer(error == null || error.getCondition() == null ? null : error.getCondition().toString(),
-                    error == null ? null : error.getDescription());
+            String condition = error == null || error.getCondition() == null ? null : error.getCondition().toString();
+            listener.closedByPeer(condition, error == null ? null : error.getDescription());
         });
         hooked.onIoThread(hooked::wrap);
         return hooked;

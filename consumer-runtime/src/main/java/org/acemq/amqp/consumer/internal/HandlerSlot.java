@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code receive()} without its interrupt ever reaching a handler.
  *
  * <p>The thread moves {@link #RECEIVING} to {@link #IDLE} when {@code receive()} returns. A waker moves
- * {@code RECEIVING} to {@link #WAKING}, interrupts the thread, then sets {@link #WOKEN}. A thread that finds its slot no
- * longer {@code RECEIVING} waits for {@code WOKEN} and clears its interrupt flag before it does anything else.
+ * {@code RECEIVING} to {@link #WAKING}, interrupts the thread, then sets {@link #WOKEN}. A thread that finds its slot
+ * no longer {@code RECEIVING} waits for {@code WOKEN} and clears its interrupt flag before it does anything else.
  */
 final class HandlerSlot {
 

@@ -8,11 +8,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
 import org.acemq.amqp.consumer.Subscription;
-import org.apache.qpid.protonj2.client.DeliveryMode;
-import org.apache.qpid.protonj2.client.DeliveryState;
 import org.apache.qpid.protonj2.client.ErrorCondition;
 import org.apache.qpid.protonj2.client.Receiver;
-import org.apache.qpid.protonj2.client.ReceiverOptions;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.apache.qpid.protonj2.client.exceptions.ClientSessionRemotelyClosedException;
@@ -92,7 +89,7 @@ final class Subscriber {
         Session session = sessions.session();
         Receiver receiver;
         try {
-            receiver = openReceiver(session);
+            receiver = Receivers.open(session, spec, runtime.config().connection());
         } catch (ClientSessionRemotelyClosedException e) {
             sessions.ended(session);
             throw e;
@@ -109,48 +106,6 @@ final class Subscriber {
         setCurrent(link);
         lastError = null;
         runtime.allocator().attached(credit.member());
-    }
-
-    private Receiver openReceiver(Session session) throws ClientException {
-        // A fresh options object every time: protonj2 keeps a live reference to it, and its copies drop the source's
-        // default-outcome and outcomes.
-        ReceiverOptions options = new ReceiverOptions();
-        options.autoAccept(false);
-        options.creditWindow(0);
-        options.openTimeout(runtime.config().connection().openTimeout().toMillis());
-        options.drainTimeout(runtime.config().connection().requestTimeout().toMillis());
-        if (spec.linkName() != null) {
-            options.linkName(spec.linkName());
-        }
-        if (spec.sourceCapability().symbol() != null) {
-            options.sourceOptions().capabilities(spec.sourceCapability().symbol());
-        }
-        if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
-            options.deliveryMode(DeliveryMode.AT_MOST_ONCE);
-            // QPID-8345: a broker must apply the default outcome to pre-settled deliveries; accepted means "gone".
-            options.sourceOptions().defaultOutcome(DeliveryState.accepted());
-            options.sourceOptions().outcomes(DeliveryState.Type.ACCEPTED);
-        } else {
-            options.deliveryMode(DeliveryMode.AT_LEAST_ONCE);
-            // Deliveries still unsettled when the link ends go back without counting an attempt: the store counts
-            // attempts; the broker counting them too would dead-letter prefetched messages that never ran.
-            options.sourceOptions().defaultOutcome(DeliveryState.released());
-            options.sourceOptions().outcomes(DeliveryState.Type.ACCEPTED, DeliveryState.Type.REJECTED,
-                    DeliveryState.Type.RELEASED, DeliveryState.Type.MODIFIED);
-        }
-        Receiver r = session.openReceiver(spec.address(), options);
-        try {
-            r.openFuture().get(runtime.config().connection().openTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            r.closeAsync();
-            throw new ClientException("interrupted while attaching to " + spec.address(), e);
-        } catch (ExecutionException | TimeoutException e) {
-            r.closeAsync();
-            throw new ClientException("cannot attach to '" + spec.address() + "': " + Errors.describe(e),
-                    Errors.unwrap(e));
-        }
-        return r;
     }
 
     private void hook(ReceiverLink link) {
@@ -353,8 +308,8 @@ final class Subscriber {
             // Bounded separately from the request timeout: a broker that ignores the drain must not hold up
             // shutdown for long; what arrives meanwhile is released below either way.
             try {
-                credit.drainNow().get(Math.min(runtime.config().connection().requestTimeout().toMillis(), FINAL_DRAIN_MILLIS),
-                        TimeUnit.MILLISECONDS);
+                long timeout = Math.min(runtime.config().connection().requestTimeout().toMillis(), FINAL_DRAIN_MILLIS);
+                credit.drainNow().get(timeout, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (ExecutionException | TimeoutException e) {

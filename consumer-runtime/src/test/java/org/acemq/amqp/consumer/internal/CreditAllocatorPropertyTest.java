@@ -56,11 +56,11 @@ class CreditAllocatorPropertyTest {
     }
 
     @Property(tries = 300)
-    void neverAboveTheBudgetNorAWindowAndNoMemberIsStarved(@ForAll @IntRange(min = 0, max = 12) int budget,
-                                                          @ForAll @Size(min = 1, max = 4) List<@IntRange(min = 1, max = 9)
-                                                                  Integer> windows,
-                                                          @ForAll boolean drains,
-                                                          @ForAll("events") List<Event> events) {
+    void neverAboveTheBudgetNorAWindowAndNoMemberIsStarved(
+            @ForAll @IntRange(min = 0, max = 12) int budget,
+            @ForAll @Size(min = 1, max = 4) List<@IntRange(min = 1, max = 9) Integer> windows,
+            @ForAll boolean drains,
+            @ForAll("events") List<Event> events) {
         int limit = budget == 0 ? 0 : Math.max(budget, windows.size());
         CreditAllocator allocator = new CreditAllocator(limit);
         List<Link> links = new ArrayList<>();

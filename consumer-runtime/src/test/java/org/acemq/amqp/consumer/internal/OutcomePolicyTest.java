@@ -120,7 +120,8 @@ class OutcomePolicyTest {
                         p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(
                                 fresh().claimed(StoreAnswer.DOWN, 0, "d").handled(null, true, 0))),
                         List.of(Verdict.RUN, Verdict.PROCESSED)),
-                row("shutdown: received but not started", p -> p.decide(DeliveryFacts.received(true, null, true, false)),
+                row("shutdown: received but not started",
+                        p -> p.decide(DeliveryFacts.received(true, null, true, false)),
                         Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN)),
                 new Row("the connection or link died while the handler ran", List.of(), List.of()));
     }
