@@ -136,13 +136,7 @@ class WireAbortedTransferTest {
     void withoutTheEngineHooksCreditEatenByAbortedTransfersIsNeverGrantedAgain() throws Exception {
         EngineHooksOff.run(() -> {
             try (ProtonTestServer peer = new ProtonTestServer()) {
-                expectConnectAndBegin(peer);
-                peer.expectAttach().ofReceiver().respond();
-                peer.expectFlow().withLinkCredit(3).withDeliveryCount(0);
-                for (int id = 0; id < 3; id++) {
-                    peer.remoteTransfer().withDeliveryId(id).withDeliveryTag(new byte[] {(byte) id}).withMore(false)
-                            .withAborted(true).withMessageFormat(0).queue();
-                }
+                expectAttachThenThreeAborts(peer);
                 peer.start();
 
                 try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
@@ -175,13 +169,7 @@ class WireAbortedTransferTest {
         List<String> handled = new CopyOnWriteArrayList<>();
         EngineHooksOff.run(() -> {
             try (ProtonTestServer peer = new ProtonTestServer()) {
-                expectConnectAndBegin(peer);
-                peer.expectAttach().ofReceiver().respond();
-                peer.expectFlow().withLinkCredit(3).withDeliveryCount(0);
-                for (int id = 0; id < 3; id++) {
-                    peer.remoteTransfer().withDeliveryId(id).withDeliveryTag(new byte[] {(byte) id}).withMore(false)
-                            .withAborted(true).withMessageFormat(0).queue();
-                }
+                expectAttachThenThreeAborts(peer);
                 // All 3 credits are gone. The idle check finds no credit in the client: it re-grants W at once.
                 peer.expectFlow().withLinkCredit(3).withDeliveryCount(3);
                 peer.remoteTransfer().withDeliveryId(3).withDeliveryTag(new byte[] {3}).withMore(false)
@@ -214,5 +202,16 @@ class WireAbortedTransferTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
             }
         });
+    }
+
+    /** Connect, attach, the first grant of W = 3, then three payload-less aborted transfers that use all of it. */
+    private static void expectAttachThenThreeAborts(ProtonTestServer peer) {
+        expectConnectAndBegin(peer);
+        peer.expectAttach().ofReceiver().respond();
+        peer.expectFlow().withLinkCredit(3).withDeliveryCount(0);
+        for (int id = 0; id < 3; id++) {
+            peer.remoteTransfer().withDeliveryId(id).withDeliveryTag(new byte[] {(byte) id}).withMore(false)
+                    .withAborted(true).withMessageFormat(0).queue();
+        }
     }
 }

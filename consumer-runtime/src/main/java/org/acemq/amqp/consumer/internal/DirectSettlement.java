@@ -1,32 +1,22 @@
 package org.acemq.amqp.consumer.internal;
 
-import org.acemq.amqp.consumer.ConsumerObserver;
-
 /** At-least-once: the outcome goes to the broker as a settled disposition on the delivery's own link. */
 final class DirectSettlement implements Settlement {
 
-    private final String name;
-    private final ConsumerObserver observer;
-    private final CreditAllocator allocator;
+    private final Report report;
 
-    DirectSettlement(String name, ConsumerObserver observer, CreditAllocator allocator) {
-        this.name = name;
-        this.observer = observer;
-        this.allocator = allocator;
+    DirectSettlement(Report report) {
+        this.report = report;
     }
 
     @Override
     public boolean settle(Delivery d, Verdict v) {
+        boolean sent = false;
         try {
-            boolean sent = d.link.send(d.amqp, v.outcome(), v.condition(), v.description());
-            if (sent) {
-                observer.settled(name, v.outcome(), v.reason());
-            } else {
-                observer.abandoned(name);
-            }
-            return sent;
+            sent = d.link.send(d.amqp, v.outcome(), v.condition(), v.description());
         } finally {
-            d.finish(allocator);
+            report.done(d, v.outcome(), v.reason(), sent);
         }
+        return sent;
     }
 }

@@ -107,30 +107,28 @@ final class HandlerThreads {
 
     private void handleQueued(HandlerSlot slot) {
         ReceiverLink link = subscriber.currentLink();
-        if (link == null) {
-            return;
+        if (link != null) {
+            handleAll(slot, link);
         }
+    }
+
+    /**
+     * On the closing thread: every delivery received and not started goes through the normal path while stopping, so
+     * it is {@code released} (SHUTDOWN), and a TRANSACTIONAL release is enlisted and reported only after the discharge.
+     */
+    void releaseQueued(ReceiverLink link) {
+        handleAll(new HandlerSlot(), link);
+    }
+
+    /** Takes and processes whatever the client has queued, without waiting for more. */
+    private void handleAll(HandlerSlot slot, ReceiverLink link) {
         try {
             org.apache.qpid.protonj2.client.Delivery amqp;
             while ((amqp = link.receiver.tryReceive()) != null) {
                 handle(slot, link, amqp);
             }
         } catch (ClientException e) {
-            LOG.debug("Handling the deliveries left in '{}' failed: {}", subscriber.name, Errors.describe(e));
-        }
-    }
-
-    /** On the closing thread: every delivery received and not started goes back ({@code released}, SHUTDOWN). */
-    void releaseQueued(ReceiverLink link) {
-        HandlerSlot closer = new HandlerSlot();
-        try {
-            org.apache.qpid.protonj2.client.Delivery amqp;
-            while ((amqp = link.receiver.tryReceive()) != null) {
-                // Through the normal path: a TRANSACTIONAL release is enlisted and reported only after the discharge.
-                handle(closer, link, amqp);
-            }
-        } catch (ClientException e) {
-            LOG.debug("Releasing prefetched deliveries of '{}' failed: {}", subscriber.name, Errors.describe(e));
+            LOG.debug("Taking the deliveries left in '{}' failed: {}", subscriber.name, Errors.describe(e));
         }
     }
 

@@ -1,7 +1,5 @@
 package org.acemq.amqp.consumer.internal;
 
-import org.acemq.amqp.consumer.ConsumerObserver;
-
 /**
  * At-most-once: the broker settled the delivery when it sent it (snd-settle-mode {@code settled}), so nothing goes on
  * the wire. A broker that ignores the settled mode sends the transfer unsettled; then the verdict's outcome
@@ -10,28 +8,21 @@ import org.acemq.amqp.consumer.ConsumerObserver;
  */
 final class PreSettledSettlement implements Settlement {
 
-    private final String name;
-    private final ConsumerObserver observer;
-    private final CreditAllocator allocator;
+    private final Report report;
 
-    PreSettledSettlement(String name, ConsumerObserver observer, CreditAllocator allocator) {
-        this.name = name;
-        this.observer = observer;
-        this.allocator = allocator;
+    PreSettledSettlement(Report report) {
+        this.report = report;
     }
 
     @Override
     public boolean settle(Delivery d, Verdict v) {
+        boolean sent = false;
         try {
-            if (!preSettled(d) && !d.link.send(d.amqp, v.outcome(), v.condition(), v.description())) {
-                observer.abandoned(name);
-                return false;
-            }
-            observer.settled(name, v.outcome(), v.reason());
-            return true;
+            sent = preSettled(d) || d.link.send(d.amqp, v.outcome(), v.condition(), v.description());
         } finally {
-            d.finish(allocator);
+            report.done(d, v.outcome(), v.reason(), sent);
         }
+        return sent;
     }
 
     private static boolean preSettled(Delivery d) {

@@ -53,11 +53,12 @@ final class Subscriber {
         this.sessions = sessions;
         this.credit = new LinkCredit(runtime, name, spec.maxInFlight(), () -> current);
         this.holds = new Holds(runtime.scheduler());
+        Settlement.Report report = new Settlement.Report(name, runtime.observer(), runtime.allocator());
         this.settlement = switch (spec.acknowledgementMode()) {
-            case AT_LEAST_ONCE -> new DirectSettlement(name, runtime.observer(), runtime.allocator());
-            case AT_MOST_ONCE -> new PreSettledSettlement(name, runtime.observer(), runtime.allocator());
-            case TRANSACTIONAL -> new TransactionalSettlement(name, spec.transactionBatchSize(),
-                    spec.transactionBatchTime(), runtime.observer(), runtime.allocator());
+            case AT_LEAST_ONCE -> new DirectSettlement(report);
+            case AT_MOST_ONCE -> new PreSettledSettlement(report);
+            case TRANSACTIONAL -> new TransactionalSettlement(report, spec.transactionBatchSize(),
+                    spec.transactionBatchTime());
         };
         DeliveryProcessor processor = new DeliveryProcessor(spec, runtime,
                 new OutcomePolicy(spec, runtime.config().storeFailurePolicy()), settlement, holds, () -> stopping,

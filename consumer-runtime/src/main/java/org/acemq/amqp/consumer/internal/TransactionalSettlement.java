@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.apache.qpid.protonj2.client.Session;
@@ -38,8 +37,7 @@ final class TransactionalSettlement implements Settlement {
     private final String name;
     private final int batchSize;
     private final long batchNanos;
-    private final ConsumerObserver observer;
-    private final CreditAllocator allocator;
+    private final Report report;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final List<Pending> pending = new ArrayList<>();
     private long firstPendingNanos;
@@ -49,13 +47,11 @@ final class TransactionalSettlement implements Settlement {
     private volatile boolean stale;
     private Thread committer;
 
-    TransactionalSettlement(String name, int batchSize, Duration batchTime, ConsumerObserver observer,
-                            CreditAllocator allocator) {
-        this.name = name;
+    TransactionalSettlement(Report report, int batchSize, Duration batchTime) {
+        this.name = report.name();
         this.batchSize = batchSize;
         this.batchNanos = batchTime.toNanos();
-        this.observer = observer;
-        this.allocator = allocator;
+        this.report = report;
     }
 
     @Override
@@ -86,9 +82,7 @@ final class TransactionalSettlement implements Settlement {
     public boolean settle(Delivery d, Verdict v) {
         if (!d.link.isValid()) {
             // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
-            observer.abandoned(name);
-            d.finish(allocator);
-            return false;
+            return report.done(d, v.outcome(), v.reason(), false);
         }
         if (!active || stale || d.link.session != session) {
             ensureTransaction(d.link.session);
@@ -98,19 +92,10 @@ final class TransactionalSettlement implements Settlement {
             if (!active) {
                 // No transaction could be declared. A plain release is always safe: the message comes back and the
                 // store decides again. Never send a plain accept here.
-                boolean sent = d.link.send(d.amqp, Outcome.RELEASED, null, null);
-                if (sent) {
-                    observer.settled(name, Outcome.RELEASED, v.reason());
-                } else {
-                    observer.abandoned(name);
-                }
-                d.finish(allocator);
-                return sent;
+                return report.done(d, Outcome.RELEASED, v.reason(), d.link.send(d.amqp, Outcome.RELEASED, null, null));
             }
             if (!d.link.send(d.amqp, v.outcome(), v.condition(), v.description())) {
-                observer.abandoned(name);
-                d.finish(allocator);
-                return false;
+                return report.done(d, v.outcome(), v.reason(), false);
             }
             synchronized (pending) {
                 if (pending.isEmpty()) {
@@ -178,8 +163,7 @@ final class TransactionalSettlement implements Settlement {
 
     private void abandon(List<Pending> batch) {
         for (Pending p : batch) {
-            observer.abandoned(name);
-            p.delivery().finish(allocator);
+            report.done(p.delivery(), p.outcome(), p.reason(), false);
         }
     }
 
@@ -237,12 +221,7 @@ final class TransactionalSettlement implements Settlement {
                 active = false;
             }
             for (Pending p : batch) {
-                if (committed) {
-                    observer.settled(name, p.outcome(), p.reason());
-                } else {
-                    observer.abandoned(name);
-                }
-                p.delivery().finish(allocator);
+                report.done(p.delivery(), p.outcome(), p.reason(), committed);
             }
             if (beginNext && !stopped && session != null) {
                 try {

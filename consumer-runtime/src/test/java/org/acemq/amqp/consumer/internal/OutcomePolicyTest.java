@@ -3,8 +3,6 @@ package org.acemq.amqp.consumer.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,6 +19,7 @@ import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.ProjectFiles;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
@@ -280,7 +279,7 @@ class OutcomePolicyTest {
 
     /** @return case → {outcome cell, reason cell} of the README table headed "| case | outcome | reason |" */
     static Map<String, String[]> readmeOutcomeTable() throws IOException {
-        List<String> lines = Files.readAllLines(projectRoot().resolve("README.md"));
+        List<String> lines = ProjectFiles.readme();
         Map<String, String[]> table = new LinkedHashMap<>();
         boolean in = false;
         for (String line : lines) {
@@ -306,15 +305,5 @@ class OutcomePolicyTest {
         }
         assertThat(table).as("README.md has an outcome table headed '| case | outcome | reason |'").isNotEmpty();
         return table;
-    }
-
-    private static Path projectRoot() {
-        Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        for (Path p = dir; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("consumer-runtime")) && Files.isRegularFile(p.resolve("pom.xml"))) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("project root not found above " + dir);
     }
 }
