@@ -70,6 +70,37 @@ class WireBrokerProfileTest {
         }
     }
 
+    /**
+     * Without the engine hooks the runtime falls back to a periodic credit check that drains idle links; on RabbitMQ
+     * 3.x, whose drain answer would make protonj2 fail the connection, it does nothing: an idle link with credit sees
+     * no flow at all across many check intervals (100 ms each), and close detaches without a drain.
+     */
+    @Test
+    void theFallbackCreditCheckNeverDrainsOnRabbitMq3() throws Exception {
+        EngineHooksOff.run(() -> {
+            try (ProtonTestServer peer = new ProtonTestServer()) {
+                expectRabbitMq(peer);
+                peer.expectAttach().ofReceiver().respond();
+                peer.expectFlow().withLinkCredit(10);
+                peer.start();
+                try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
+                        .creditCheckInterval(Duration.ofMillis(100))
+                        .subscribe(Subscription.builder("/queue/orders", e -> { }).concurrency(1).prefetch(9).build())
+                        .start()) {
+                    peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                    int performatives = peer.getPerformativeCount();
+                    await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+                            .until(() -> peer.getPerformativeCount() == performatives);
+                    assertThat(consumer.health().healthy()).isTrue();
+                    peer.expectDetach().respond();
+                    peer.expectEnd().respond();
+                    peer.expectClose().respond();
+                }
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+            }
+        });
+    }
+
     /** RabbitMQ has no AMQP transactions: a TRANSACTIONAL subscription is refused with a clear error. */
     @Test
     void aTransactionalSubscriptionIsRefusedClearlyOnABrokerWithoutTransactions() throws Exception {

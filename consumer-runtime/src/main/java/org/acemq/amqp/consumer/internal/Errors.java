@@ -11,16 +11,19 @@ final class Errors {
     private Errors() {
     }
 
-    /** @return the exception's class and message; for a broker's refusal, its condition and description */
+    /**
+     * @return the exception's class and message (for a broker's refusal, its condition and description), with control
+     *     characters escaped: a store's message may quote a message id, and any publisher can choose one
+     */
     static String describe(Throwable error) {
         Throwable t = unwrap(error);
         if (t instanceof ClientResourceRemotelyClosedException closed && closed.getErrorCondition() != null) {
             ErrorCondition c = closed.getErrorCondition();
-            return t.getClass().getSimpleName() + ": " + c.condition()
-                    + (c.description() == null ? "" : " \"" + c.description() + "\"");
+            return LogSafe.text(t.getClass().getSimpleName() + ": " + c.condition()
+                    + (c.description() == null ? "" : " \"" + c.description() + "\""));
         }
         String message = t.getMessage();
-        return t.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+        return LogSafe.text(t.getClass().getSimpleName() + (message == null ? "" : ": " + message));
     }
 
     /** @return the broker's error condition of a remote close, or null */

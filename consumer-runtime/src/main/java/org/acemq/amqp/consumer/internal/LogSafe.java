@@ -9,6 +9,40 @@ final class LogSafe {
     private LogSafe() {
     }
 
+    /** Longest error text kept for log lines and health, in characters. */
+    static final int MAX_TEXT = 1000;
+
+    /**
+     * @param text an error message that may quote a message id (store errors do)
+     * @return it with control characters escaped, cut to {@value #MAX_TEXT} characters
+     */
+    static String text(String text) {
+        if (text == null) {
+            return null;
+        }
+        boolean clean = text.length() <= MAX_TEXT;
+        for (int i = 0; clean && i < text.length(); i++) {
+            char c = text.charAt(i);
+            clean = c >= 0x20 && c != 0x7f && !(c >= 0x80 && c < 0xa0);
+        }
+        if (clean) {
+            return text;
+        }
+        StringBuilder b = new StringBuilder(Math.min(text.length(), MAX_TEXT) + 16);
+        for (int i = 0; i < text.length() && b.length() < MAX_TEXT; i++) {
+            char c = text.charAt(i);
+            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+                b.append(String.format("\\u%04x", (int) c));
+            } else {
+                b.append(c);
+            }
+        }
+        if (b.length() >= MAX_TEXT) {
+            b.append("...");
+        }
+        return b.toString();
+    }
+
     /**
      * @param id a message id or key, possibly null
      * @return it with control characters, unpaired surrogates and backslashes escaped as {@code \\uXXXX}, cut to

@@ -60,4 +60,11 @@ class MessageKeysTest {
         assertThat(LogSafe.id("y".repeat(200))).startsWith("y".repeat(LogSafe.MAX_ID)).endsWith("...(+120 chars)");
         assertThat(LogSafe.id(null)).isEqualTo("null");
     }
+
+    @Test
+    void storeErrorsThatQuoteAnIdAreEscapedBeforeTheyReachALogLineOrHealth() {
+        RuntimeException e = new RuntimeException("cannot claim 's:j-nul\u0000byte': 22021\n");
+        assertThat(Errors.describe(e)).isEqualTo("RuntimeException: cannot claim 's:j-nul\\u0000byte': 22021\\u000a");
+        assertThat(Errors.describe(new RuntimeException("x".repeat(5000)))).hasSize(LogSafe.MAX_TEXT + 3);
+    }
 }
