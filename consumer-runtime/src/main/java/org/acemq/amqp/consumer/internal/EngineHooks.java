@@ -152,6 +152,7 @@ final class EngineHooks {
         private final Receiver receiver;
         private final Listener listener;
         private final Scheduler io;
+        private Object window;         // the session's incoming window (engine), looked up once per install
         private int events;           // arrivals and aborts since install
         private int drainCredit = -1; // credit when the pending drain started, -1 if none
         private int drainEvents;
@@ -207,6 +208,7 @@ final class EngineHooks {
         @SuppressWarnings("unchecked")
         private void wrap() {
             org.apache.qpid.protonj2.engine.Receiver engine = engine();
+            window = window(engine);
             EventHandler<IncomingDelivery> read = unwrap((EventHandler<IncomingDelivery>) readHandler.get(engine));
             EventHandler<IncomingDelivery> aborted =
                     unwrap((EventHandler<IncomingDelivery>) abortedHandler.get(engine));
@@ -244,14 +246,14 @@ final class EngineHooks {
 
             @Override
             public void handle(T target) {
-                org.apache.qpid.protonj2.engine.Receiver engine = engine();
-                Object window = window(engine);
+                Object window = Hooked.this.window;
                 int before = window == null ? -1 : size(window);
                 if (original != null) {
                     original.handle(target);
                 }
                 after.handle(target);
                 if (window != null && (before == 0 || size(window) == 0)) {
+                    org.apache.qpid.protonj2.engine.Receiver engine = engine();
                     reopen(engine, window, size(window) == 0 ? null : engine);
                 }
             }
