@@ -108,7 +108,6 @@ final class Connector {
         }
         connected = true;
         established = true;
-        lastError = null;
         runtime.connected(BrokerProfile.of(opened.properties()), opened, failFast);
     }
 
@@ -184,8 +183,7 @@ final class Connector {
     }
 
     private void onReconnected(org.apache.qpid.protonj2.client.Connection c) {
-        connected = true;
-        lastError = null;
+        connected = true; // lastError keeps the outage's cause: health reports the last error seen
         LOG.info("Consumer '{}' reconnected", config.name());
         BrokerProfile profile;
         try {
