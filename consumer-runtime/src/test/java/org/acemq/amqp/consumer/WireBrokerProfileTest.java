@@ -101,6 +101,52 @@ class WireBrokerProfileTest {
         });
     }
 
+    /**
+     * A broker that never answers a drain (here: the pause's drain when the store goes down) must not leave the link
+     * without credit for good: after the request timeout the runtime stops waiting, never drains on that broker again,
+     * and grants credit as soon as the store answers; the next message is handled.
+     */
+    @Test
+    void aDrainTheBrokerNeverAnswersDoesNotStrandTheLink() throws Exception {
+        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        RecordingObserver observer = new RecordingObserver();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            ScriptedPeer.expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(2);
+            peer.start();
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(peer).requestTimeout(Duration.ofMillis(300)).build())
+                    .store(store).observer(observer).failFastStart(true)
+                    .storeRetryDelay(Duration.ofMillis(50), Duration.ofMillis(100))
+                    .subscribe(Subscription.builder("orders", e -> { }).concurrency(1).prefetch(1).build())
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                // the pause drains the link first (never answered), then the delivery is released
+                peer.expectFlow().withDrain(true).withLinkCredit(1);
+                peer.expectDisposition().withFirst(0).withSettled(true).withState().released();
+                store.down(true);
+                peer.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
+                        .withMessageFormat(0).withPayload(encoded("o-1", "x")).now();
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+
+                peer.expectFlow().withLinkCredit(2);
+                peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
+                        .withMessageFormat(0).withPayload(encoded("o-1", "x")).queue();
+                peer.expectDisposition().withFirst(1).withSettled(true).withState().accepted();
+                peer.expectFlow().withLinkCredit(2); // its slot granted again
+                store.down(false);
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
+                // close: no drain on this broker any more
+                peer.expectDetach().respond();
+                peer.expectEnd().respond();
+                peer.expectClose().respond();
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
     /** RabbitMQ has no AMQP transactions: a TRANSACTIONAL subscription is refused with a clear error. */
     @Test
     void aTransactionalSubscriptionIsRefusedClearlyOnABrokerWithoutTransactions() throws Exception {

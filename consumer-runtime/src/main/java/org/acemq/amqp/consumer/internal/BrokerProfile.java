@@ -126,6 +126,21 @@ final class BrokerProfile {
     }
 
     /**
+     * A drain was not answered within the request timeout: do not drain on this broker again.
+     *
+     * @return whether the profile changed
+     */
+    boolean drainUnanswered() {
+        if (!drainPerSpec) {
+            return false;
+        }
+        drainPerSpec = false;
+        LOG.warn("The broker ({}) did not answer a drain within the request timeout; the runtime will not drain on it "
+                + "again", this);
+        return true;
+    }
+
+    /**
      * @param condition the error condition a session was ended with
      * @param description its description
      * @return whether that error is the broker refusing a {@code modified} outcome

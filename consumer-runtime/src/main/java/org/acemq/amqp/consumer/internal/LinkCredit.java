@@ -17,6 +17,7 @@ final class LinkCredit implements CreditAllocator.Sink {
     private final Supplier<ReceiverLink> current;
     private final List<ReceiverLink> retiring = new CopyOnWriteArrayList<>();
     private volatile CompletableFuture<Void> drainAnswered;
+    private volatile ReceiverLink draining;
     private int checkedOutstanding = -1;
 
     LinkCredit(ConsumerRuntime runtime, String name, int window, Supplier<ReceiverLink> current) {
@@ -40,10 +41,27 @@ final class LinkCredit implements CreditAllocator.Sink {
     @Override
     public void drain(CreditAllocator.Member m) {
         ReceiverLink l = current.get();
-        l.drain(runtime.config().connection().requestTimeout().toMillis(), unused -> drained(l, unused));
+        draining = l;
+        java.time.Duration timeout = runtime.config().connection().requestTimeout();
+        l.drain(timeout.toMillis(), unused -> drained(l, unused));
+        runtime.later(() -> drainUnanswered(l), timeout);
+    }
+
+    /** A broker that never answers a drain must not leave the link without credit for good. */
+    private void drainUnanswered(ReceiverLink link) {
+        if (draining != link || !link.isValid()) {
+            return;
+        }
+        if (runtime.profile().drainUnanswered()) {
+            runtime.allocator().brokerDrains(false);
+        }
+        drained(link, 0);
     }
 
     void drained(ReceiverLink link, int unused) {
+        if (draining == link) {
+            draining = null;
+        }
         synchronized (member.lock) {
             if (link.isValid()) {
                 link.outstanding -= unused;
