@@ -16,11 +16,13 @@ public enum AcknowledgementMode {
 
     /**
      * The receiver attaches with sender-settle-mode {@code settled}: the broker settles every message as it sends
-     * it and forgets it. No disposition is ever sent. The store still de-duplicates (a copy whose work is confirmed
-     * or in progress is skipped), but a message whose handler fails, or that is in flight when the process dies, is
-     * <b>lost</b>. Use only where losing messages is acceptable and speed matters more. Messages already received
-     * when the consumer closes cannot be given back, so a graceful close still hands them to the handler (within the
-     * shutdown timeout) instead of releasing them.
+     * it and forgets it, so nothing is acknowledged. A broker that ignores the settled mode and sends a transfer
+     * unsettled gets {@code accepted} (or {@code rejected} for bad input) once the message is handled, so that it is
+     * not left acquired. The store still de-duplicates (a copy whose work is confirmed or in progress is skipped), but
+     * a message whose handler fails, or that is in flight when the process dies, is <b>lost</b>. Use only where losing
+     * messages is acceptable and speed matters more. Messages already received when the consumer closes cannot be given
+     * back, so a graceful close still hands them to the handler (within the shutdown timeout) instead of releasing
+     * them.
      */
     AT_MOST_ONCE,
 

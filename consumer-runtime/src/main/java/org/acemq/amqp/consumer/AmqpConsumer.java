@@ -10,7 +10,6 @@ import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.internal.ConsumerRuntime;
-import org.acemq.amqp.consumer.internal.HeartbeatScheduler;
 import org.acemq.amqp.consumer.internal.RuntimeConfig;
 
 /**
@@ -29,10 +28,10 @@ import org.acemq.amqp.consumer.internal.RuntimeConfig;
  * }</pre>
  *
  * <p><b>Threading.</b> Each subscription has {@link Subscription#concurrency()} handler threads, each taking the
- * next delivery from the client and running the handler on it, and one control thread that looks after the link and
- * its credit; nothing runs on the protonj2 I/O thread. The number of deliveries a subscription holds (being handled, waiting, or promised by link
- * credit) never exceeds {@link Subscription#maxInFlight()}: credit is granted by the runtime only as deliveries
- * complete. This class is thread-safe.
+ * next delivery from the client and running the handler on it; a control thread attaches links and a {@link Scheduler}
+ * runs delayed work; no handler code runs on the protonj2 I/O thread. The number of deliveries a subscription holds
+ * (being handled, waiting, or promised by link credit) never exceeds {@link Subscription#maxInFlight()}: credit is
+ * granted by the runtime only as deliveries complete. This class is thread-safe.
  *
  * <p><b>Failures.</b> A lost connection is re-established with back-off (see {@link ConnectionSettings}); deliveries
  * received on the old connection are never reported as accepted, and their redeliveries are absorbed by the store.
@@ -44,9 +43,8 @@ public final class AmqpConsumer implements AutoCloseable {
     /** How long {@link #close()} waits for running handlers: 30 s. */
     public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     /**
-     * How long a link may sit idle with credit outstanding before the runtime drains and re-grants its credit: 1 s.
-     * The drain re-synchronises credit lost to aborted transfers and re-opens a session window stalled by
-     * payload-less frames.
+     * The interval of the periodic credit check: 1 s. Used only where the runtime cannot hook into protonj2's engine (a
+     * protonj2 other than 1.1.0); see {@link Builder#creditCheckInterval(Duration)}.
      */
     public static final Duration DEFAULT_CREDIT_CHECK_INTERVAL = Duration.ofSeconds(1);
     /**
@@ -119,9 +117,10 @@ public final class AmqpConsumer implements AutoCloseable {
         private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
         private int maxInFlightPerConnection;
-        private int sessionIncomingCapacity;
         private String name = "acemq";
-        private HeartbeatScheduler heartbeats;
+        private boolean failFastStart;
+        private Ticker ticker = Ticker.system();
+        private Scheduler scheduler;
 
         private Builder() {
         }
@@ -204,8 +203,15 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
-         * @param interval how long a link may be idle with credit outstanding before its credit is drained and
-         *     re-granted (default 1 s)
+         * The runtime repairs link credit on the events that eat it: an aborted transfer (it uses one credit and is
+         * never handed out) and a session window closed by payload-less frames while credit is outstanding. It sees
+         * those events through hooks into protonj2 1.1.0's engine. Where the hooks cannot be installed (another
+         * protonj2 version; it is logged once), it falls back to a periodic check instead: a link that was idle with
+         * unused credit for a whole interval is drained and re-granted. The check costs one timer per consumer and, per
+         * idle link and interval, one drain and one grant. On a broker that does not answer drains per spec (RabbitMQ
+         * 3.x) it does nothing at all (no drain, no reconnect, no log line).
+         *
+         * @param interval the interval of the fallback credit check (default 1 s)
          * @return this builder
          */
         public Builder creditCheckInterval(Duration interval) {
@@ -243,30 +249,19 @@ public final class AmqpConsumer implements AutoCloseable {
 
         /**
          * Caps the deliveries held by all subscriptions of this consumer together (default 0: no cap beyond each
-         * subscription's own {@link Subscription#maxInFlight()}). When capacity frees up, every subscription that
-         * waits for it is re-evaluated, not only the one that freed it.
+         * subscription's own {@link Subscription#maxInFlight()}). The cap is split into fair shares: each subscription
+         * may hold {@code cap / subscriptions}, or its own {@code maxInFlight} if that is smaller (what one cannot use
+         * goes to the others), so none can take the whole cap and starve another. Whenever capacity frees (a delivery
+         * finished, an aborted transfer, a drain, a link detached, a pause ended) every subscription below its share
+         * is granted credit at once, not only the one that freed it. Where the broker answers drains per spec, the
+         * share of a subscription whose link is down is lent to the others and taken back by a drain when it returns.
+         * Must be 0 or at least the number of subscriptions.
          *
          * @param deliveries the cap, or 0 for none
          * @return this builder
          */
         public Builder maxInFlightPerConnection(int deliveries) {
             this.maxInFlightPerConnection = Validation.atLeast("maxInFlightPerConnection", 0, deliveries);
-            return this;
-        }
-
-        /**
-         * Not API (package-private, for scripted-peer tests): shrinks the protonj2 session incoming capacity so that
-         * a test peer can exhaust the session window with a handful of frames. The advertised window is
-         * {@code bytes / 65536} frames and must be at least 1.
-         *
-         * @param bytes capacity in bytes, a multiple of 64 KiB; 0 for protonj2's default
-         * @return this builder
-         */
-        Builder sessionIncomingCapacity(int bytes) {
-            if (bytes != 0 && bytes < 65536) {
-                throw new IllegalArgumentException("sessionIncomingCapacity must be 0 or >= 65536, but was " + bytes);
-            }
-            this.sessionIncomingCapacity = bytes;
             return this;
         }
 
@@ -279,18 +274,50 @@ public final class AmqpConsumer implements AutoCloseable {
             return this;
         }
 
-        /** Tests only (package-private): run lease heartbeats on {@code scheduler} instead of a timer. */
-        Builder heartbeatScheduler(HeartbeatScheduler scheduler) {
-            this.heartbeats = scheduler;
+        /**
+         * By default {@link #start()} returns at once while the first connection is tried in the background with the
+         * connection's reconnect back-off ({@link ConnectionSettings#reconnectDelay()}, up to
+         * {@link ConnectionSettings#maxReconnectAttempts()} attempts); {@link AmqpConsumer#health()} says how far it
+         * got (state {@code STARTING}, the last error). A subscription whose attach the broker refuses is retried
+         * likewise, and reported unattached meanwhile. Credentials the broker refuses end the attempts (state
+         * {@code FAILED}).
+         *
+         * @param failFast true to connect and attach everything inside {@link #start()} and throw if that fails
+         *     (default false)
+         * @return this builder
+         */
+        public Builder failFastStart(boolean failFast) {
+            this.failFastStart = failFast;
             return this;
         }
 
         /**
-         * Validates the settings, connects, attaches every subscription and starts consuming.
+         * @param ticker the time source (default {@link Ticker#system()}); give a matching {@link #scheduler}
+         * @return this builder
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            return this;
+        }
+
+        /**
+         * @param scheduler runs the consumer's delayed work (default: a private pool of two daemon threads, shut down
+         *     by {@code close()}); it is never shut down by the consumer
+         * @return this builder
+         */
+        public Builder scheduler(Scheduler scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null");
+            return this;
+        }
+
+        /**
+         * Validates the settings and starts consuming: connects and attaches every subscription, in the background
+         * unless {@link #failFastStart(boolean)}.
          *
-         * @return the running consumer
+         * @return the running consumer (still connecting, unless {@link #failFastStart(boolean) fail-fast})
          * @throws IllegalArgumentException if the settings are incomplete or inconsistent
-         * @throws AcemqException if the broker cannot be reached or a link cannot be attached; nothing is left open
+         * @throws AcemqException with {@link #failFastStart(boolean) fail-fast start} only: if the broker cannot be
+         *     reached or a link cannot be attached; nothing is left open
          */
         public AmqpConsumer start() {
             if (connection == null) {
@@ -309,10 +336,14 @@ public final class AmqpConsumer implements AutoCloseable {
                             + "' was used twice");
                 }
             }
+            if (maxInFlightPerConnection != 0 && maxInFlightPerConnection < subscriptions.size()) {
+                throw new IllegalArgumentException("maxInFlightPerConnection must be 0 or >= the number of "
+                        + "subscriptions (" + subscriptions.size() + "), but was " + maxInFlightPerConnection);
+            }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmTimeout, storeRetryDelay,
-                    maxStoreRetryDelay, maxInFlightPerConnection, sessionIncomingCapacity);
-            ConsumerRuntime runtime = new ConsumerRuntime(config, heartbeats);
+                    maxStoreRetryDelay, maxInFlightPerConnection, failFastStart, ticker, scheduler);
+            ConsumerRuntime runtime = new ConsumerRuntime(config);
             runtime.start();
             return new AmqpConsumer(runtime);
         }

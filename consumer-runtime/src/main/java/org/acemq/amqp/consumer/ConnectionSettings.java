@@ -317,6 +317,9 @@ public final class ConnectionSettings {
         }
 
         /**
+         * The back-off between reconnect attempts, and between attempts at the first connection when the consumer
+         * starts in the background (see {@link AmqpConsumer.Builder#failFastStart(boolean)}).
+         *
          * @param first the first delay (default 100 ms)
          * @param max the longest delay (default 30 s); the delay doubles up to it
          * @return this builder
@@ -334,7 +337,8 @@ public final class ConnectionSettings {
         }
 
         /**
-         * @param attempts how many reconnect attempts before giving up; -1 (the default) for no limit
+         * @param attempts how many reconnect attempts before giving up, and how many attempts at the first connection
+         *     when starting in the background; -1 (the default) for no limit
          * @return this builder
          */
         public Builder maxReconnectAttempts(int attempts) {

@@ -7,10 +7,10 @@ import java.util.Map;
  * implementation; every method has an empty default so an implementation overrides
  * only what it needs.
  *
- * <p><b>Threading:</b> methods are called synchronously on the runtime's handler, control and scheduler threads, concurrently.
- * They must be thread-safe, fast and must not throw (an exception is logged and otherwise ignored). The
- * {@code subscription} argument is the subscription's {@linkplain Subscription#name() name}, a bounded value fit
- * for a metric tag; message ids are never passed.
+ * <p><b>Threading:</b> methods are called synchronously on the runtime's handler, control and scheduler threads,
+ * concurrently. They must be thread-safe, fast and must not throw (an exception is logged and otherwise ignored). The
+ * {@code subscription} argument is the subscription's {@linkplain Subscription#name() name}, a bounded value fit for a
+ * metric tag; message ids are never passed.
  */
 public interface ConsumerObserver {
 
@@ -92,8 +92,9 @@ public interface ConsumerObserver {
         /**
          * The delivery's fate is decided; end the scope. Called exactly once.
          *
-         * @param outcome the outcome sent or scheduled (for at-most-once subscriptions: {@code ACCEPTED}); null if
-         *     none was decided (the runtime failed unexpectedly)
+         * @param outcome the outcome sent, enlisted or scheduled (for at-most-once subscriptions: what was reported,
+         *     usually {@code ACCEPTED}); null if the delivery was abandoned (its link or connection died, so nothing
+         * was settled)
          */
         void close(Outcome outcome);
     }

@@ -17,7 +17,7 @@ import java.util.Objects;
 public final class MissingIdPolicy {
 
     /** The AMQP error condition of a rejection for a missing key. */
-    public static final String MISSING_ID_CONDITION = "acemq:missing-message-id";
+    public static final String MISSING_ID_CONDITION = RejectionConditions.MISSING_MESSAGE_ID;
 
     /** The kinds of policy. */
     public enum Kind {

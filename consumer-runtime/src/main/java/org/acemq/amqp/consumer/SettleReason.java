@@ -18,6 +18,8 @@ public enum SettleReason {
     STORE_UNAVAILABLE,
     /** The message has no usable idempotency key and the policy rejects such messages. */
     MISSING_ID,
+    /** The store refused the message's key ({@link org.acemq.amqp.api.InvalidMessageIdException}); nothing paused. */
+    INVALID_ID,
     /** The message could not be decoded. */
     UNDECODABLE,
     /** The consumer was shutting down before the handler started. */

@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.api.PermanentMessageException;
@@ -10,25 +11,9 @@ import org.acemq.amqp.api.PermanentMessageException;
 /**
  * One address to consume, the handler for it, and how. Immutable; build with {@link #builder(String, MessageHandler)}.
  *
- * <h2>Outcome policy</h2>
- * After the handler ran (or could not run), every delivery is settled by one fixed rule set:
- * <table>
- *   <caption>How each case is settled</caption>
- *   <tr><th>case</th><th>outcome</th></tr>
- *   <tr><td>handler returned, store confirmed</td><td>accepted</td></tr>
- *   <tr><td>store says ALREADY_CONFIRMED (duplicate)</td><td>accepted, handler not run</td></tr>
- *   <tr><td>store says IN_PROGRESS</td><td>released after {@link #inProgressDelay()}, never accepted</td></tr>
- *   <tr><td>handler threw {@link PermanentMessageException} or a {@linkplain Builder#permanentFailure permanent}
- *       type</td><td>rejected with the exception's condition and message</td></tr>
- *   <tr><td>handler threw anything else, attempts left</td><td>{@link #transientFailureOutcome()} (modified with
- *       delivery-failed by default, so brokers count the attempt), after {@link #retryDelay()}</td></tr>
- *   <tr><td>handler threw on attempt {@link #maxAttempts()}, or a claim arrives with an attempt number above it (the
- *       message crashed its consumers)</td><td>rejected, condition {@value #MAX_ATTEMPTS_CONDITION}</td></tr>
- *   <tr><td>no usable key</td><td>per {@link #missingIdPolicy()}</td></tr>
- *   <tr><td>body cannot be decoded</td><td>rejected, condition {@code amqp:decode-error}</td></tr>
- *   <tr><td>store unreachable</td><td>released (not counted as an attempt), see {@link StoreFailurePolicy}</td></tr>
- * </table>
- * The claim is always released before a failure outcome is sent, and confirmed before {@code accepted} is sent.
+ * <p>Every delivery is settled by one fixed rule set, the same for every acknowledgement mode: the README's outcome
+ * table ("Delivery guarantees") lists each case and its outcome. The claim is always released before a failure
+ * outcome is sent, and confirmed before {@code accepted} is sent.
  */
 public final class Subscription {
 
@@ -40,14 +25,16 @@ public final class Subscription {
     public static final int DEFAULT_MAX_ATTEMPTS = 5;
     /** How long an IN_PROGRESS copy is held before it is released back to the broker: 1 s. */
     public static final Duration DEFAULT_IN_PROGRESS_DELAY = Duration.ofSeconds(1);
-    /** How long a transiently failed delivery is held before it goes back: 0 (leave delays to the broker). */
-    public static final Duration DEFAULT_RETRY_DELAY = Duration.ZERO;
+    /** How long a transiently failed delivery is held before it goes back: {@link RetryBackoff#DEFAULT}. */
+    public static final RetryBackoff DEFAULT_RETRY_BACKOFF = RetryBackoff.DEFAULT;
+    /** The node the receiver asks for: {@link SourceCapability#QUEUE}. */
+    public static final SourceCapability DEFAULT_SOURCE_CAPABILITY = SourceCapability.QUEUE;
     /** Transactional mode: commit after this many settled deliveries: 100. */
     public static final int DEFAULT_TRANSACTION_BATCH_SIZE = 100;
     /** Transactional mode: commit at the latest this long after the first settled delivery: 50 ms. */
     public static final Duration DEFAULT_TRANSACTION_BATCH_TIME = Duration.ofMillis(50);
     /** The rejection condition for messages that used up their attempts. */
-    public static final String MAX_ATTEMPTS_CONDITION = "acemq:max-attempts-exceeded";
+    public static final String MAX_ATTEMPTS_CONDITION = RejectionConditions.MAX_ATTEMPTS_EXCEEDED;
 
     private final String address;
     private final MessageHandler handler;
@@ -58,7 +45,8 @@ public final class Subscription {
     private final int maxAttempts;
     private final Set<Class<? extends Throwable>> permanentFailures;
     private final Outcome transientFailureOutcome;
-    private final Duration retryDelay;
+    private final RetryBackoff retryBackoff;
+    private final SourceCapability sourceCapability;
     private final Duration inProgressDelay;
     private final MissingIdPolicy missingIdPolicy;
     private final String sessionGroup;
@@ -77,7 +65,8 @@ public final class Subscription {
         this.maxAttempts = b.maxAttempts;
         this.permanentFailures = Set.copyOf(b.permanentFailures);
         this.transientFailureOutcome = b.transientFailureOutcome;
-        this.retryDelay = b.retryDelay;
+        this.retryBackoff = b.retryBackoff;
+        this.sourceCapability = b.sourceCapability;
         this.inProgressDelay = b.inProgressDelay;
         this.missingIdPolicy = b.missingIdPolicy;
         this.sessionGroup = b.sessionGroup;
@@ -141,14 +130,23 @@ public final class Subscription {
         return permanentFailures;
     }
 
-    /** @return the outcome for a transient failure: {@link Outcome#MODIFIED} (default) or {@link Outcome#RELEASED} */
-    public Outcome transientFailureOutcome() {
-        return transientFailureOutcome;
+    /**
+     * @return the outcome chosen for a transient failure, or empty (the default) for the broker's best:
+     *     {@code modified} with delivery-failed where the broker implements it, {@code released} where it does not
+     *     (RabbitMQ 3.x)
+     */
+    public Optional<Outcome> transientFailureOutcome() {
+        return Optional.ofNullable(transientFailureOutcome);
     }
 
     /** @return how long a transiently failed delivery is held before it goes back */
-    public Duration retryDelay() {
-        return retryDelay;
+    public RetryBackoff retryBackoff() {
+        return retryBackoff;
+    }
+
+    /** @return the kind of node the receiver asks the broker for */
+    public SourceCapability sourceCapability() {
+        return sourceCapability;
     }
 
     /** @return how long an IN_PROGRESS copy is held before it is released */
@@ -185,7 +183,6 @@ public final class Subscription {
     public boolean renewLeases() {
         return renewLeases;
     }
-
     /**
      * @param failure what the handler threw
      * @return whether it means the message can never succeed
@@ -204,8 +201,8 @@ public final class Subscription {
 
     @Override
     public String toString() {
-        return "Subscription[" + name + " <- " + address + ", mode=" + acknowledgementMode + ", concurrency="
-                + concurrency + ", prefetch=" + prefetch + ", maxAttempts=" + maxAttempts + "]";
+        return "Subscription[" + name + " <- " + address + ", " + acknowledgementMode + ", concurrency " + concurrency
+                + ", prefetch " + prefetch + ", maxAttempts " + maxAttempts + "]";
     }
 
     /** Builds a {@link Subscription}; setters validate at once. */
@@ -218,8 +215,9 @@ public final class Subscription {
         private AcknowledgementMode acknowledgementMode = AcknowledgementMode.AT_LEAST_ONCE;
         private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
         private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
-        private Outcome transientFailureOutcome = Outcome.MODIFIED;
-        private Duration retryDelay = DEFAULT_RETRY_DELAY;
+        private Outcome transientFailureOutcome;
+        private RetryBackoff retryBackoff = DEFAULT_RETRY_BACKOFF;
+        private SourceCapability sourceCapability = DEFAULT_SOURCE_CAPABILITY;
         private Duration inProgressDelay = DEFAULT_IN_PROGRESS_DELAY;
         private MissingIdPolicy missingIdPolicy = MissingIdPolicy.reject();
         private String sessionGroup;
@@ -296,9 +294,12 @@ public final class Subscription {
         }
 
         /**
-         * @param outcome {@link Outcome#MODIFIED} (default: modified with delivery-failed, counted by brokers) or
-         *     {@link Outcome#RELEASED} (for brokers without {@code modified}, such as RabbitMQ 3.x; our own attempt
-         *     count still stops poison messages)
+         * Chooses the outcome of a transient failure instead of letting the runtime choose from the broker: by default
+         * {@code modified(delivery-failed)} (counted by brokers) where the broker implements it, else {@code released}
+         * (RabbitMQ 3.x, where the first {@code modified} ends the session). The runtime's own attempt count stops
+         * poison messages either way.
+         *
+         * @param outcome {@link Outcome#MODIFIED} or {@link Outcome#RELEASED}
          * @return this builder
          */
         public Builder transientFailureOutcome(Outcome outcome) {
@@ -311,12 +312,22 @@ public final class Subscription {
         }
 
         /**
-         * @param delay how long a transiently failed delivery is held (occupying its slot) before it goes back
-         *     (default 0)
+         * @param backoff how long a transiently failed delivery is held before it goes back, by attempt (default
+         *     {@link RetryBackoff#DEFAULT}: 100 ms doubling to 10 s, jitter 0.5); {@link RetryBackoff#none()} to
+         *     leave delays to the broker
          * @return this builder
          */
-        public Builder retryDelay(Duration delay) {
-            this.retryDelay = Validation.notNegative("retryDelay", delay);
+        public Builder retryBackoff(RetryBackoff backoff) {
+            this.retryBackoff = Objects.requireNonNull(backoff, "retryBackoff must not be null");
+            return this;
+        }
+
+        /**
+         * @param capability the kind of node the receiver asks for (default {@link SourceCapability#QUEUE})
+         * @return this builder
+         */
+        public Builder sourceCapability(SourceCapability capability) {
+            this.sourceCapability = Objects.requireNonNull(capability, "sourceCapability must not be null");
             return this;
         }
 

@@ -102,12 +102,13 @@ class CredentialsIT {
     }
 
     @Test
-    void aRejectedPasswordFailsStartWithAnExceptionAndLogsThatNeverContainAPassword() {
+    void aRejectedPasswordFailsAFailFastStartWithAnExceptionAndLogsThatNeverContainAPassword() {
         Throwable failure = catchThrowable(() -> AmqpConsumer.builder()
                 .name("creds-wrong")
                 .connection(settings(WRONG).reconnect(false).build())
                 .store(InMemoryIdempotencyStore.ofDefaults())
                 .subscribe("orders", e -> { })
+                .failFastStart(true)
                 .start());
 
         assertThat(failure).isInstanceOf(AcemqException.class).hasMessageContaining("cannot start consumer");
@@ -116,6 +117,26 @@ class CredentialsIT {
         assertThat(trace.toString()).as("messages, causes and suppressed exceptions")
                 .doesNotContain(WRONG).doesNotContain(PASSWORD);
         assertThat(log()).doesNotContain(WRONG).doesNotContain(PASSWORD);
+    }
+
+    /**
+     * Starting in the background (the default), a refused password is not retried: the consumer ends FAILED, and
+     * neither its last error nor the log carries the password.
+     */
+    @Test
+    void aRejectedPasswordEndsABackgroundStartInFailedStateWithoutTheCredential() {
+        try (AmqpConsumer consumer = AmqpConsumer.builder()
+                .name("creds-wrong-bg")
+                .connection(settings(WRONG).reconnectDelay(Duration.ofMillis(50), Duration.ofMillis(100)).build())
+                .store(InMemoryIdempotencyStore.ofDefaults())
+                .subscribe("orders", e -> { })
+                .start()) {
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> consumer.health().state() == ConsumerHealth.State.FAILED);
+            assertThat(consumer.health().healthy()).isFalse();
+            assertThat(consumer.health().lastError()).isNotNull().doesNotContain(WRONG).doesNotContain(PASSWORD);
+        }
+        assertThat(log()).contains("gives up connecting").doesNotContain(WRONG).doesNotContain(PASSWORD);
     }
 
     @Test

@@ -19,9 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Lease heartbeat and fencing, with moved time: the store runs on a {@link MutableClock} and the heartbeats run only
- * when the test calls {@link ManualHeartbeats#beat()}. Nothing sleeps; a peer store over the same state plays a
- * second consumer that tries to take the message over.
+ * Lease heartbeat and fencing, with moved time: the store runs on a {@link MutableClock}, and the consumer on a
+ * {@link ManualTime} given through the public {@code ticker}/{@code scheduler} settings, so its heartbeats run only
+ * when the test moves time. Nothing sleeps; a peer store over the same state plays a second consumer that tries to take
+ * the message over. Renewals are counted from the observer's store calls.
  */
 @Timeout(30)
 class LeaseHeartbeatTest {
@@ -32,7 +33,7 @@ class LeaseHeartbeatTest {
     MutableClock clock;
     InMemoryIdempotencyStore store;
     InMemoryIdempotencyStore peer;
-    ManualHeartbeats heartbeats;
+    ManualTime time;
     RecordingObserver observer;
     CountDownLatch started;
     CountDownLatch finish;
@@ -42,7 +43,7 @@ class LeaseHeartbeatTest {
         clock = MutableClock.create();
         store = InMemoryIdempotencyStore.builder().lease(LEASE).clock(clock).build();
         peer = store.newPeer();
-        heartbeats = new ManualHeartbeats();
+        time = new ManualTime();
         observer = new RecordingObserver();
         started = new CountDownLatch(1);
         finish = new CountDownLatch(1);
@@ -65,9 +66,10 @@ class LeaseHeartbeatTest {
                 .connection(ScriptedPeer.settings(wire).build())
                 .store(store)
                 .observer(observer)
-                .creditCheckInterval(Duration.ofMinutes(1))
-                .heartbeatScheduler(heartbeats)
-                .subscribe(Subscription.builder("orders", handler).renewLeases(renew).build())
+                .ticker(time)
+                .scheduler(time)
+                .subscribe(Subscription.builder("orders", handler).renewLeases(renew)
+                        .retryBackoff(RetryBackoff.none()).build())
                 .start();
     }
 
@@ -92,15 +94,17 @@ class LeaseHeartbeatTest {
             wire.start();
             try (AmqpConsumer consumer = start(wire, blocking(false), true)) {
                 awaitHandlerStarted();
-                assertThat(heartbeats.scheduled).hasSize(1);
-                assertThat(heartbeats.scheduled.get(0).period()).as("a third of the lease")
-                        .isEqualTo(Duration.ofSeconds(10));
+                time.advance(Duration.ofSeconds(10).minusMillis(200));
+                assertThat(observer.renewals).as("not before a third of the lease").hasValue(0);
+                time.advance(Duration.ofMillis(200));
+                assertThat(observer.renewals).as("a third of the lease").hasValue(1);
 
-                // two full leases pass while the handler runs; every 20 s a heartbeat renews the lease
+                // more than two full leases pass while the handler runs; every 10 s a heartbeat renews the lease
                 for (int i = 0; i < 3; i++) {
                     clock.advance(Duration.ofSeconds(20));
-                    assertThat(heartbeats.beat()).isEqualTo(1);
-                    clock.advance(Duration.ofSeconds(20)); // past the lease the previous beat had set
+                    time.advance(Duration.ofSeconds(20));
+                    assertThat(observer.renewals).hasValue(1 + 2 * (i + 1));
+                    clock.advance(Duration.ofSeconds(20)); // past the lease the first of these beats had set
                     assertThat(peer.acquire(KEY)).as("after %d s the peer still finds it in progress", 40 * (i + 1))
                             .isEqualTo(new Claim(KEY, ClaimResult.IN_PROGRESS, 1));
                 }
@@ -109,8 +113,9 @@ class LeaseHeartbeatTest {
                 finish.countDown();
                 wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
-                assertThat(heartbeats.live()).as("renewal stopped at the confirm").isZero();
-                assertThat(heartbeats.beat()).isZero();
+                int renewed = observer.renewals.get();
+                time.advance(LEASE);
+                assertThat(observer.renewals).as("renewal stopped at the confirm").hasValue(renewed);
                 clock.advance(LEASE.multipliedBy(2));
                 assertThat(peer.acquire(KEY).result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
                 ScriptedPeer.expectGracefulClose(wire, 1, 100);
@@ -128,14 +133,16 @@ class LeaseHeartbeatTest {
             try (AmqpConsumer consumer = start(wire, blocking(true), true)) {
                 awaitHandlerStarted();
                 clock.advance(Duration.ofSeconds(20));
-                assertThat(heartbeats.beat()).isEqualTo(1);
+                time.advance(Duration.ofSeconds(10));
+                assertThat(observer.renewals).hasValue(1);
                 clock.advance(Duration.ofSeconds(20));
                 assertThat(peer.acquire(KEY).result()).isEqualTo(ClaimResult.IN_PROGRESS);
 
                 finish.countDown();
                 wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.count(Outcome.MODIFIED, SettleReason.FAILED) == 1);
-                assertThat(heartbeats.live()).as("renewal stopped at the release").isZero();
+                time.advance(LEASE);
+                assertThat(observer.renewals).as("renewal stopped at the release").hasValue(1);
                 assertThat(peer.acquire(KEY)).as("released: claimable at once, attempt 2")
                         .isEqualTo(new Claim(KEY, ClaimResult.CLAIMED, 2));
                 ScriptedPeer.expectGracefulClose(wire, 1, 100);
@@ -155,8 +162,10 @@ class LeaseHeartbeatTest {
                 clock.advance(LEASE.plusSeconds(1)); // the whole process was paused: no beat in time
                 Claim taken = peer.acquire(KEY);
                 assertThat(taken).isEqualTo(new Claim(KEY, ClaimResult.CLAIMED, 2));
-                assertThat(heartbeats.beat()).isEqualTo(1);
-                assertThat(heartbeats.live()).as("a lost lease ends the renewal").isZero();
+                time.advance(Duration.ofSeconds(10));
+                assertThat(observer.renewals).as("the late beat").hasValue(1);
+                time.advance(LEASE);
+                assertThat(observer.renewals).as("a lost lease ends the renewal").hasValue(1);
                 assertThat(peer.renew(taken)).as("the late beat did not disturb the new owner").isTrue();
 
                 finish.countDown();
@@ -178,7 +187,8 @@ class LeaseHeartbeatTest {
             wire.start();
             try (AmqpConsumer consumer = start(wire, blocking(false), false)) {
                 awaitHandlerStarted();
-                assertThat(heartbeats.scheduled).as("renewLeases(false): no heartbeat").isEmpty();
+                time.advance(LEASE);
+                assertThat(observer.renewals).as("renewLeases(false): no heartbeat").hasValue(0);
                 clock.advance(LEASE.plusSeconds(1));
                 Claim taken = peer.acquire(KEY);
                 assertThat(taken).as("the lease ran out: the peer takes over")

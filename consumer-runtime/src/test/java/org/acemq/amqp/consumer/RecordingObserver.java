@@ -15,6 +15,21 @@ final class RecordingObserver implements ConsumerObserver {
     final AtomicInteger abandoned = new AtomicInteger();
     final AtomicInteger interruptions = new AtomicInteger();
     final List<Boolean> pauses = new CopyOnWriteArrayList<>();
+    final AtomicInteger renewals = new AtomicInteger();
+    /** The outcome each handler's scope was closed with ("none" when it closed with none). */
+    final List<String> scopes = new CopyOnWriteArrayList<>();
+
+    @Override
+    public HandlerScope handlerStarting(String subscription, String address, java.util.Map<String, Object> properties) {
+        return outcome -> scopes.add(outcome == null ? "none" : outcome.name());
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        if (operation == StoreOperation.RENEW) {
+            renewals.incrementAndGet();
+        }
+    }
 
     @Override
     public void claim(String subscription, ClaimStatus status) {

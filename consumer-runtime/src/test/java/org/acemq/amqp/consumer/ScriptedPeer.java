@@ -53,13 +53,15 @@ final class ScriptedPeer {
     }
 
     /**
-     * A consumer of the scripted peer (no reconnect) with this store, whose periodic credit check (1 minute) never
-     * fires during a test: every flow on the wire is one the script expects.
+     * A consumer of the scripted peer (no reconnect) with this store. It starts fail-fast, so that when
+     * {@code start()} returns its links are attached and the test may drive the peer; and its fallback credit check
+     * (used only when the engine hooks are off) waits a minute, so every flow on the wire is one the script expects.
      */
     static AmqpConsumer.Builder consumer(ProtonTestServer peer, IdempotencyStore store) {
         return AmqpConsumer.builder()
                 .connection(settings(peer).build())
                 .store(store)
+                .failFastStart(true)
                 .creditCheckInterval(Duration.ofMinutes(1));
     }
 

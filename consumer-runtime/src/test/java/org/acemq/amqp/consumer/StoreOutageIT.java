@@ -86,7 +86,7 @@ class StoreOutageIT extends ArtemisTestBase {
         try (AmqpConsumer consumer = E2e.consumer(broker, "paused-start").store(store).observer(observer)
                 .subscribe(Subscription.builder(q, e -> effects.record(e.id())).concurrency(2).prefetch(20).build())
                 .start()) {
-            assertThat(consumer.health().paused()).isTrue();
+            await().until(() -> consumer.health().paused());
             assertThat(observer.pauses).containsExactly(true);
             // No credit is granted while paused: the broker delivers nothing, the store is only probed.
             await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(5)).until(() ->

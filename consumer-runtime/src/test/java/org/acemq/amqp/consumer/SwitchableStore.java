@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.InvalidMessageIdException;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
 import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
@@ -24,6 +25,7 @@ final class SwitchableStore implements LeasedIdempotencyStore {
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger confirmFailuresLeft = new AtomicInteger();
     private volatile boolean down;
+    private volatile String refusedKey;
 
     SwitchableStore(InMemoryIdempotencyStore delegate) {
         this.delegate = delegate;
@@ -56,6 +58,11 @@ final class SwitchableStore implements LeasedIdempotencyStore {
         confirmFailuresLeft.set(count);
     }
 
+    /** From now on {@code acquire(key)} throws {@link InvalidMessageIdException} (the store works otherwise). */
+    void refuseKey(String key) {
+        this.refusedKey = key;
+    }
+
     /** @return how many calls failed so far */
     int failures() {
         return failures.get();
@@ -78,6 +85,9 @@ final class SwitchableStore implements LeasedIdempotencyStore {
             waiting.decrementAndGet();
         }
         check();
+        if (messageId.equals(refusedKey)) {
+            throw new InvalidMessageIdException("the test store cannot hold this key");
+        }
         Claim claim = delegate.acquire(messageId);
         if (claim.claimed()) {
             liveClaims.add(messageId);

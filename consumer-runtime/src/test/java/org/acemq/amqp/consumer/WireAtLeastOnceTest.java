@@ -19,13 +19,14 @@ import org.junit.jupiter.api.Timeout;
 class WireAtLeastOnceTest {
 
     @Test
-    void attachAsksUnsettledWithReleasedDefaultOutcomeAndGrantsExactlyTheBudget() throws Exception {
+    void attachAsksUnsettledForAQueueWithReleasedDefaultOutcomeAndGrantsExactlyTheBudget() throws Exception {
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
             peer.expectAttach().ofReceiver().withSenderSettleModeUnsettled().withReceiverSettlesFirst()
                     .withSource().withAddress("orders").withDefaultOutcome(new Released())
                     .withOutcomes("amqp:accepted:list", "amqp:rejected:list", "amqp:released:list",
                             "amqp:modified:list")
+                    .withCapabilities("queue")
                     .and().respond();
             peer.expectFlow().withLinkCredit(2 + 5);
             peer.start();

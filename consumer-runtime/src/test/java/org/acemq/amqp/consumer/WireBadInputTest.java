@@ -143,4 +143,57 @@ class WireBadInputTest {
         assertThat(store.attempts("s:typed")).as("released, so it can be re-driven from the DLQ").isEqualTo(1);
         assertThat(store.newPeer().acquire("s:typed").claimed()).isTrue();
     }
+
+    /**
+     * A message-id holding a NUL character (which PostgreSQL text cannot hold, and MessageIds.requireValid refuses) is
+     * keyed {@code h:<sha-256>} before any store sees it, the same for every store: processed once, its copy absorbed.
+     */
+    @Test
+    void aMessageIdWithANulCharacterIsHashedToAStorableKeyProcessedOnceAndItsDuplicateAbsorbed() throws Exception {
+        String nul = "j-nul\u0000byte";
+        run(orders(), List.of(encoded(nul, "first"), encoded(nul, "copy")), peer -> {
+            peer.expectDisposition().withSettled(true).withState().accepted();
+            peer.expectDisposition().withSettled(true).withState().accepted();
+        });
+        assertThat(handled).hasSize(1);
+        assertThat(handled.get(0).id()).matches("h:[0-9a-f]{64}");
+        assertThat(handled.get(0).messageId()).isEqualTo(nul);
+        assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
+    }
+
+    /**
+     * A store that refuses one key (InvalidMessageIdException: the store works, this key it cannot take) gets that
+     * message rejected once with acemq:invalid-message-id; nothing pauses, and the next message is handled as usual.
+     */
+    @Test
+    void aKeyTheStoreRefusesIsRejectedOnceAsInvalidMessageIdAndNothingPauses() throws Exception {
+        SwitchableStore refusing = new SwitchableStore(store);
+        refusing.refuseKey("s:refused");
+        RecordingObserver seen = new RecordingObserver();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(101);
+            peer.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
+                    .withMessageFormat(0).withPayload(encoded("refused", "x")).queue();
+            peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
+                    .withMessageFormat(0).withPayload(encoded("fine", "y")).queue();
+            peer.expectDisposition().withFirst(0).withSettled(true).withState()
+                    .rejected("acemq:invalid-message-id", Matchers.containsString("cannot hold this key"));
+            peer.expectDisposition().withFirst(1).withSettled(true).withState().accepted();
+            peer.start();
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, refusing).observer(seen)
+                    .subscribe(orders().build()).start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> seen.settled.size() == 2);
+                assertThat(consumer.health().paused()).isFalse();
+                assertThat(consumer.health().storeReachable()).isTrue();
+                ScriptedPeer.expectGracefulClose(peer, 2, 99);
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+        assertThat(seen.count(Outcome.REJECTED, SettleReason.INVALID_ID)).isEqualTo(1);
+        assertThat(seen.pauses).as("never paused").isEmpty();
+        assertThat(handled).extracting(Envelope::id).containsExactly("s:fine");
+    }
 }

@@ -106,6 +106,8 @@ class WireLinkRecoveryTest {
                         new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
                 assertThat(handled).containsExactly("one");
                 assertThat(observer.abandoned).hasValue(1);
+                assertThat(observer.scopes).as("the abandoned delivery's scope did not close as ACCEPTED")
+                        .containsExactly("none");
                 assertThat(consumer.health().subscriptions().get(0).attached()).isTrue();
 
                 ScriptedPeer.expectGracefulClose(peer, 1, BUDGET - 2);

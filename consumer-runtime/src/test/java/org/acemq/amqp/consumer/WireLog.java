@@ -86,6 +86,26 @@ final class WireLog {
                 .withMore(false).withMessageFormat(0).withPayload(payload).onChannel(channel).now();
     }
 
+    /** Sends one payload-less aborted transfer now. */
+    static void abort(ProtonTestServer peer, int channel, int handle, int deliveryId) {
+        peer.remoteTransfer().withHandle(handle).withDeliveryId(deliveryId)
+                .withDeliveryTag(new byte[] {(byte) deliveryId, (byte) (deliveryId >> 8)})
+                .withMore(false).withAborted(true).withMessageFormat(0).onChannel(channel).now();
+    }
+
+    /**
+     * @return how many more transfers the peer may send on this link after {@code sent} transfers: what the last
+     *     flow allows (its delivery-count plus its link-credit) minus what was sent; -1 before any flow
+     */
+    long creditLeft(long handle, long sent) {
+        List<FlowFrame> mine = flows(handle);
+        if (mine.isEmpty()) {
+            return -1;
+        }
+        FlowFrame last = mine.get(mine.size() - 1);
+        return last.deliveryCount() + last.credit() - sent;
+    }
+
     List<FlowFrame> flows(long handle) {
         return flows.stream().filter(f -> f.handle() == handle).collect(Collectors.toList());
     }

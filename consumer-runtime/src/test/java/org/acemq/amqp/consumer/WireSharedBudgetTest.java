@@ -7,8 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -29,67 +27,99 @@ class WireSharedBudgetTest {
     private static final int B = 1;
 
     /**
-     * maxInFlightPerConnection(4), each subscription concurrency 2 + prefetch 2. A takes the whole budget at start
-     * and B gets no credit at all; the peer fills A and A's handlers block: both are paused for lack of budget.
-     * Then A's deliveries complete one at a time. The first freed slot goes back to A (the wake-up starts with A),
-     * the second to B: ConsumerRuntime.capacityFreed wakes every subscription, from a rotating start. If only the
-     * runner whose delivery finished were re-evaluated, A would take every freed slot and B would never see a flow.
-     * Neither link is ever granted more than the shared budget allows.
+     * The issue's scenario: maxInFlightPerConnection(10) and two subscriptions with default settings (window 101
+     * each). The budget is split into fair shares from the start: 5 credits for A, 5 for B, never more. A's handler
+     * blocks on its first message, so A frees nothing; B's three messages are handled all the same, without any
+     * completion, drain or timer being needed. (Before, A took all 10 credits at start and B got none: B's messages
+     * were never processed.)
      */
     @Test
-    void capacityFreedByOneSubscriptionIsGrantedToTheOther() throws Exception {
-        Map<String, CountDownLatch> gates = new ConcurrentHashMap<>();
+    void twoDefaultSubscriptionsGetFairSharesSoNeitherWaitsForTheOther() throws Exception {
+        CountDownLatch releaseA = new CountDownLatch(1);
         List<String> handledA = new CopyOnWriteArrayList<>();
         List<String> handledB = new CopyOnWriteArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            gates.put("a-" + i, new CountDownLatch(1));
-        }
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
             peer.expectAttach().ofReceiver().withHandle(A).respond();
-            peer.expectFlow().withHandle(A).withLinkCredit(4);
+            peer.expectFlow().withHandle(A).withLinkCredit(5);
             peer.expectAttach().ofReceiver().withHandle(B).respond();
+            peer.expectFlow().withHandle(B).withLinkCredit(5);
             WireLog wire = WireLog.acceptAnythingThenClose(peer, 200, 2, 1);
             peer.start();
 
             try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
-                    .maxInFlightPerConnection(4)
+                    .maxInFlightPerConnection(10)
                     .subscribe(Subscription.builder("queue-a", e -> {
-                        String body = e.body(String.class);
-                        gates.get(body).await();
-                        handledA.add(body);
-                    }).name("a").sessionGroup("g").concurrency(2).prefetch(2).build())
+                        releaseA.await();
+                        handledA.add(e.body(String.class));
+                    }).name("a").sessionGroup("g").build())
                     .subscribe(Subscription.builder("queue-b", e -> handledB.add(e.body(String.class)))
-                            .name("b").sessionGroup("g").concurrency(2).prefetch(2).build())
+                            .name("b").sessionGroup("g").build())
                     .start()) {
-                for (int i = 0; i < 4; i++) {
+                await().until(() -> consumer.health().subscriptions().stream().allMatch(h -> h.credit() == 5));
+                for (int i = 0; i < 3; i++) {
                     WireLog.transfer(peer, 0, A, i, encoded("a-" + i, "a-" + i));
                 }
-                await().until(() -> consumer.health().subscriptions().get(0).inFlight() == 4);
-                assertThat(consumer.health().subscriptions().get(1).credit()).isZero();
-                assertThat(wire.flows).isEmpty();
-
-                gates.get("a-0").countDown();
-                await().until(() -> wire.grants(A).size() == 1);
-                assertThat(wire.grants(A).get(0).credit()).isEqualTo(1);
-                assertThat(wire.grants(B)).isEmpty();
-
-                gates.get("a-1").countDown();
-                await().until(() -> wire.grants(B).size() == 1);
-                assertThat(wire.grants(B).get(0).credit()).as("B's share of the freed budget").isEqualTo(1);
-                assertThat(wire.grants(A)).hasSize(1);
-
-                // B uses its credit; its completion frees a slot in turn
-                WireLog.transfer(peer, 0, B, 4, encoded("b-0", "b-0"));
-                await().until(() -> handledB.size() == 1);
-                gates.values().forEach(CountDownLatch::countDown);
-                await().until(() -> handledA.size() == 4 && wire.dispositions.size() == 5);
+                for (int i = 3; i < 6; i++) {
+                    WireLog.transfer(peer, 0, B, i, encoded("b-" + i, "b-" + i));
+                }
+                await().until(() -> handledB.size() == 3 && wire.dispositions.size() == 3);
+                assertThat(handledA).as("A's handler still blocked: nothing of A completed").isEmpty();
+                assertThat(consumer.health().subscriptions().get(0).inFlight()).isEqualTo(3);
+                releaseA.countDown();
+                await().until(() -> handledA.size() == 3 && wire.dispositions.size() == 6);
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
+            assertThat(handledB).containsExactly("b-3", "b-4", "b-5");
             assertThat(wire.dispositions).allSatisfy(d -> assertThat(d.outcome()).isEqualTo("accepted"));
-            // A never held more than 4 in total, B never more than its share
-            assertThat(wire.grants(A)).allSatisfy(f -> assertThat(f.credit()).isLessThanOrEqualTo(4));
-            assertThat(wire.grants(B)).allSatisfy(f -> assertThat(f.credit()).isLessThanOrEqualTo(4));
+            assertThat(wire.grants(A)).as("A never above its share").allSatisfy(
+                    f -> assertThat(f.credit()).isLessThanOrEqualTo(5));
+            assertThat(wire.grants(B)).as("B never above its share").allSatisfy(
+                    f -> assertThat(f.credit()).isLessThanOrEqualTo(5));
+        } finally {
+            releaseA.countDown();
+        }
+    }
+
+    /**
+     * Capacity freed by a detach goes to the other subscription at once, and comes back by a drain when the link
+     * returns. maxInFlightPerConnection(4), A and B with window 4 each: shares 2 and 2. The broker detaches B: B's
+     * share is lent to A (a flow raising A to 4). B re-attaches after its back-off: A now holds more than its share,
+     * so it is drained (the broker answers per spec: credit 0), and both are granted their shares again.
+     */
+    @Test
+    void aShareFreedByADetachIsLentAndTakenBackByADrainWhenTheLinkReturns() throws Exception {
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectConnectAndBegin(peer);
+            peer.expectAttach().ofReceiver().withHandle(A).respond();
+            peer.expectFlow().withHandle(A).withLinkCredit(2);
+            peer.expectAttach().ofReceiver().withHandle(B).respond();
+            peer.expectFlow().withHandle(B).withLinkCredit(2);
+            peer.start();
+
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
+                    .maxInFlightPerConnection(4)
+                    .subscribe(Subscription.builder("queue-a", e -> { })
+                            .name("a").sessionGroup("g").concurrency(2).prefetch(2).build())
+                    .subscribe(Subscription.builder("queue-b", e -> { })
+                            .name("b").sessionGroup("g").concurrency(2).prefetch(2).build())
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+
+                peer.expectDetach().withHandle(B);
+                peer.expectFlow().withHandle(A).withDrain(false).withLinkCredit(4);
+                peer.expectAttach().ofReceiver().respond();
+                peer.expectFlow().withHandle(A).withDrain(true).withLinkCredit(4)
+                        .respond().withDrain(true).withLinkCredit(0).withDeliveryCount(4);
+                WireLog wire = WireLog.acceptAnythingThenClose(peer, 50, 2, 1);
+                peer.remoteDetach().withHandle(B).withClosed(false)
+                        .withErrorCondition("amqp:link:detach-forced", "moved").now();
+                await().until(() -> wire.grants(A).size() == 1 && wire.grants(B).size() == 1);
+                assertThat(wire.grants(A).get(0).credit()).isEqualTo(2);
+                assertThat(wire.grants(B).get(0).credit()).isEqualTo(2);
+                await().until(() -> consumer.health().subscriptions().stream().allMatch(s -> s.attached()));
+            }
+            peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
         }
     }
 

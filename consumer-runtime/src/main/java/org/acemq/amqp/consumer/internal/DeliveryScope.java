@@ -8,7 +8,7 @@ import org.slf4j.MDC;
 /**
  * What surrounds one handler call on its worker thread: the message's W3C trace context in the SLF4J MDC, and the
  * observer's {@link ConsumerObserver.HandlerScope} (an Observation, a span). Opened just before the handler runs;
- * closed by {@link SubscriptionRunner#process} on the same thread once the delivery's outcome is decided, whatever
+ * closed by {@link DeliveryProcessor#process} on the same thread once the delivery's outcome is decided, whatever
  * happened.
  */
 final class DeliveryScope {
@@ -24,7 +24,6 @@ final class DeliveryScope {
 
     private final TraceContext trace;
     private final ConsumerObserver.HandlerScope observed;
-    private volatile Outcome outcome;
 
     private DeliveryScope(TraceContext trace, ConsumerObserver.HandlerScope observed) {
         this.trace = trace;
@@ -55,15 +54,12 @@ final class DeliveryScope {
         }
     }
 
-    /** Records the outcome decided for the delivery (the first one recorded wins). */
-    void outcome(Outcome decided) {
-        if (outcome == null) {
-            outcome = decided;
-        }
-    }
-
-    /** Closes the observer's scope and removes the MDC keys this scope set. */
-    void close() {
+    /**
+     * Closes the observer's scope and removes the MDC keys this scope set.
+     *
+     * @param outcome the outcome sent, enlisted or scheduled; null if the delivery was abandoned
+     */
+    void close(Outcome outcome) {
         try {
             if (observed != null) {
                 observed.close(outcome);

@@ -9,10 +9,13 @@ import org.acemq.amqp.api.PermanentMessageException;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 
-/** The handler's view of a decoded protonj2 message. Everything is read eagerly on the worker thread. */
+/**
+ * The handler's view of a decoded protonj2 message. Everything is read eagerly on the handler thread, before the key is
+ * claimed; the attempt number is filled in once the store answered.
+ */
 final class EnvelopeImpl implements Envelope {
 
-    static final String DECODE_ERROR = "amqp:decode-error";
+    static final String DECODE_ERROR = org.acemq.amqp.consumer.RejectionConditions.DECODE_ERROR;
 
     private final String id;
     private final Object messageId;
@@ -27,7 +30,7 @@ final class EnvelopeImpl implements Envelope {
     private final Map<String, Object> annotations;
     private final long deliveryCount;
     private final boolean firstAcquirer;
-    private final int attempt;
+    private int attempt;
 
     private EnvelopeImpl(String id, Object messageId, String address, Object body, Object correlationId,
                          String subject, String contentType, String replyTo, Instant creationTime,
@@ -146,6 +149,11 @@ final class EnvelopeImpl implements Envelope {
     @Override
     public int attempt() {
         return attempt;
+    }
+
+    /** Sets the attempt once the store answered, before the handler sees the envelope (same thread). */
+    void attempt(int attempt) {
+        this.attempt = attempt;
     }
 
     @Override

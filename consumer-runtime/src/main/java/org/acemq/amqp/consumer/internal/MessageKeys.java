@@ -1,6 +1,5 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -12,7 +11,11 @@ import org.apache.qpid.protonj2.types.UnsignedLong;
 /**
  * Turns AMQP message-ids into store keys. Each AMQP type gets its own prefix, so values of different types never
  * collide: the string "1" is {@code s:1}, the ulong 1 is {@code n:1}, a UUID is {@code u:<uuid>}, binary is
- * {@code b:<hex>}. A key longer than {@link MessageIds#MAX_LENGTH} is replaced by {@code h:<sha-256 of the key>}.
+ * {@code b:<hex>}. A key that no store could take as it is (longer than {@link MessageIds#MAX_LENGTH}, or holding a NUL
+ * character or an unpaired surrogate, see {@link MessageIds#requireValid}) is replaced by {@code h:<sha-256 of the
+ * key>}, the same way for every store. The hash is taken over the key's generalised UTF-8 form (UTF-8, with an unpaired
+ * surrogate encoded as the three bytes of its code unit), which is UTF-8 itself for every well-formed key and never
+ * maps two different keys to the same bytes.
  */
 public final class MessageKeys {
 
@@ -71,10 +74,38 @@ public final class MessageKeys {
     }
 
     private static String bounded(String key) {
-        if (key.length() <= MessageIds.MAX_LENGTH) {
+        if (key.length() <= MessageIds.MAX_LENGTH && MessageIds.firstUnstorable(key) < 0) {
             return key;
         }
-        return "h:" + HEX.formatHex(sha256(key.getBytes(StandardCharsets.UTF_8)));
+        return "h:" + HEX.formatHex(sha256(generalisedUtf8(key)));
+    }
+
+    /** UTF-8, except that an unpaired surrogate is encoded like any other code unit of the BMP (three bytes). */
+    static byte[] generalisedUtf8(String text) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(text.length() + 16);
+        for (int i = 0; i < text.length(); i++) {
+            int c = text.charAt(i);
+            if (Character.isHighSurrogate((char) c) && i + 1 < text.length()
+                    && Character.isLowSurrogate(text.charAt(i + 1))) {
+                c = Character.toCodePoint((char) c, text.charAt(++i));
+            }
+            if (c < 0x80) {
+                out.write(c);
+            } else if (c < 0x800) {
+                out.write(0xc0 | (c >> 6));
+                out.write(0x80 | (c & 0x3f));
+            } else if (c < 0x10000) {
+                out.write(0xe0 | (c >> 12));
+                out.write(0x80 | ((c >> 6) & 0x3f));
+                out.write(0x80 | (c & 0x3f));
+            } else {
+                out.write(0xf0 | (c >> 18));
+                out.write(0x80 | ((c >> 12) & 0x3f));
+                out.write(0x80 | ((c >> 6) & 0x3f));
+                out.write(0x80 | (c & 0x3f));
+            }
+        }
+        return out.toByteArray();
     }
 
     private static byte[] sha256(byte[] bytes) {

@@ -15,9 +15,16 @@ final class SafeObserver implements ConsumerObserver {
     private static final Logger LOG = LoggerFactory.getLogger(SafeObserver.class);
 
     private final ConsumerObserver delegate;
+    private final boolean active;
 
     SafeObserver(ConsumerObserver delegate) {
         this.delegate = delegate;
+        this.active = delegate != ConsumerObserver.NOOP;
+    }
+
+    /** @return false for {@link ConsumerObserver#NOOP}: callers skip timing work nobody reads */
+    boolean active() {
+        return active;
     }
 
     private void failed(RuntimeException e) {

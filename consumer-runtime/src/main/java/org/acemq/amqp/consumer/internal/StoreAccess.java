@@ -6,7 +6,7 @@ import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
-import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Ticker;
 import org.acemq.amqp.consumer.StoreOperation;
 
 /**
@@ -20,14 +20,28 @@ final class StoreAccess {
 
     private final IdempotencyStore store;
     private final LeasedIdempotencyStore leased;
-    private final ConsumerObserver observer;
+    private final SafeObserver observer;
+    private final Ticker ticker;
+    private final boolean timed;
     private final ConcurrentHashMap<String, Integer> localAttempts;
 
-    StoreAccess(IdempotencyStore store, ConsumerObserver observer) {
+    StoreAccess(IdempotencyStore store, SafeObserver observer, Ticker ticker) {
         this.store = store;
         this.leased = store instanceof LeasedIdempotencyStore l ? l : null;
         this.observer = observer;
+        this.ticker = ticker;
+        this.timed = observer.active();
         this.localAttempts = leased == null ? new ConcurrentHashMap<>() : null;
+    }
+
+    private long start() {
+        return timed ? ticker.read() : 0;
+    }
+
+    private void done(StoreOperation operation, long start, boolean ok) {
+        if (timed) {
+            observer.storeCall(operation, ticker.read() - start, ok);
+        }
     }
 
     /** @return the lease length, or null when the store does not expose leases */
@@ -35,8 +49,12 @@ final class StoreAccess {
         return leased == null ? null : leased.leaseDuration();
     }
 
+    /**
+     * @throws org.acemq.amqp.api.InvalidMessageIdException if the store refuses this key (the message's fact)
+     * @throws RuntimeException if the store fails (down, as far as this call can tell)
+     */
     Claim acquire(String key) {
-        long start = System.nanoTime();
+        long start = start();
         boolean ok = false;
         try {
             Claim claim;
@@ -51,13 +69,13 @@ final class StoreAccess {
             ok = true;
             return claim;
         } finally {
-            observer.storeCall(StoreOperation.CLAIM, System.nanoTime() - start, ok);
+            done(StoreOperation.CLAIM, start, ok);
         }
     }
 
     /** @return whether the lease was still held (completion is recorded either way) */
     boolean confirm(Claim claim) {
-        long start = System.nanoTime();
+        long start = start();
         boolean ok = false;
         try {
             boolean held;
@@ -71,12 +89,12 @@ final class StoreAccess {
             ok = true;
             return held;
         } finally {
-            observer.storeCall(StoreOperation.CONFIRM, System.nanoTime() - start, ok);
+            done(StoreOperation.CONFIRM, start, ok);
         }
     }
 
     void release(Claim claim) {
-        long start = System.nanoTime();
+        long start = start();
         boolean ok = false;
         try {
             if (leased != null) {
@@ -86,7 +104,7 @@ final class StoreAccess {
             }
             ok = true;
         } finally {
-            observer.storeCall(StoreOperation.RELEASE, System.nanoTime() - start, ok);
+            done(StoreOperation.RELEASE, start, ok);
         }
     }
 
@@ -94,26 +112,26 @@ final class StoreAccess {
         if (leased == null) {
             return true;
         }
-        long start = System.nanoTime();
+        long start = start();
         boolean ok = false;
         try {
             boolean renewed = leased.renew(claim);
             ok = true;
             return renewed;
         } finally {
-            observer.storeCall(StoreOperation.RENEW, System.nanoTime() - start, ok);
+            done(StoreOperation.RENEW, start, ok);
         }
     }
 
     /** A cheap read that proves the store answers. */
     void probe() {
-        long start = System.nanoTime();
+        long start = start();
         boolean ok = false;
         try {
             store.isConfirmed(PROBE_KEY);
             ok = true;
         } finally {
-            observer.storeCall(StoreOperation.PROBE, System.nanoTime() - start, ok);
+            done(StoreOperation.PROBE, start, ok);
         }
     }
 }

@@ -1,9 +1,8 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Scheduler;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +19,7 @@ final class StoreGate {
     private final StoreAccess store;
     private final StoreFailurePolicy policy;
     private final ConsumerObserver observer;
-    private final ScheduledExecutorService scheduler;
+    private final Scheduler scheduler;
     private final Duration firstDelay;
     private final Duration maxDelay;
     private final Runnable onPause;
@@ -33,7 +32,7 @@ final class StoreGate {
     private long delayMillis;
 
     StoreGate(StoreAccess store, StoreFailurePolicy policy, ConsumerObserver observer,
-              ScheduledExecutorService scheduler, Duration firstDelay, Duration maxDelay, Runnable onPause,
+              Scheduler scheduler, Duration firstDelay, Duration maxDelay, Runnable onPause,
               Runnable onResume) {
         this.store = store;
         this.policy = policy;
@@ -63,6 +62,11 @@ final class StoreGate {
         }
     }
 
+    /**
+     * A store call failed: the store is down as far as that call can tell (a refused key is not reported here).
+     *
+     * @param error what the store threw
+     */
     void failure(Throwable error) {
         reachable = false;
         lastError = "store: " + Errors.describe(error);
@@ -95,7 +99,7 @@ final class StoreGate {
             delayMillis = Math.min(delayMillis * 2, maxDelay.toMillis());
         }
         try {
-            scheduler.schedule(this::probe, delay, TimeUnit.MILLISECONDS);
+            scheduler.schedule(this::probe, Duration.ofMillis(delay));
         } catch (java.util.concurrent.RejectedExecutionException e) {
             LOG.debug("Store probe not scheduled: shutting down");
         }

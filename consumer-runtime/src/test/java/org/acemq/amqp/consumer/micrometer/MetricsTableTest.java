@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import org.acemq.amqp.consumer.ProjectFiles;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,7 +25,7 @@ class MetricsTableTest {
 
     @Test
     void everyMeterIsInTheDocumentedTableAndEveryDocumentedMeterExists() throws IOException {
-        Path root = projectRoot();
+        Path root = ProjectFiles.root();
         String table = documentedTable(root);
         Map<String, String> documented = new LinkedHashMap<>();
         for (String line : table.split("\\R")) {
@@ -74,16 +75,6 @@ class MetricsTableTest {
 
     private static String normalise(String type, String unit, String tags) {
         return type.trim() + " | " + unit.trim() + " | " + tags.replace("`", "").replaceAll("\\s+", "").trim();
-    }
-
-    private static Path projectRoot() {
-        Path dir = Path.of(System.getProperty("user.dir")).toAbsolutePath();
-        for (Path p = dir; p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("consumer-runtime")) && Files.isRegularFile(p.resolve("pom.xml"))) {
-                return p;
-            }
-        }
-        throw new IllegalStateException("project root not found above " + dir);
     }
 
     private static String source(Path root) {

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
-import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.apache.qpid.protonj2.client.Session;
@@ -13,135 +12,143 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Transactional acknowledgement (AMQ-5456): every disposition of a subscription is sent while an AMQP local
- * transaction is declared on its session, so it travels as {@code TransactionalState(txn-id, outcome)}; a committer
- * discharges the transaction when {@code batchSize} deliveries are enlisted or {@code batchTime} after the first one.
- * Only a successful discharge reports the batch as settled; after a rollback or a failed commit the deliveries are
- * reported abandoned, the broker redelivers them, and the store absorbs the copies (their work is confirmed).
+ * Transactional acknowledgement (AMQ-5456): every outcome is sent while an AMQP local transaction is declared on the
+ * link's session, so it travels as {@code TransactionalState(txn-id, outcome)}; a committer thread discharges the
+ * transaction when {@code batchSize} outcomes are enlisted or {@code batchTime} after the first one. Only a successful
+ * discharge reports the batch as settled; after a rollback or a failed commit the deliveries are reported abandoned,
+ * the broker redelivers them, and the store absorbs the copies (their work is confirmed).
  *
- * <p>Dispositions take the read lock and the commit takes the write lock, so no disposition can slip out between a
- * discharge and the next declare, where protonj2 would send it as a plain, settled outcome.
+ * <p>Enlisting takes the read lock and the commit the write lock, so no outcome can slip out between a discharge and
+ * the next declare, where protonj2 would send it as a plain, settled outcome.
  *
- * <p>A transaction dies with its connection. protonj2 nevertheless keeps it "declared" across a reconnect and would
- * send the next outcomes as {@code TransactionalState(stale txn-id, ...)} on the new connection, and it refuses to
- * declare a new one. So a connection interruption marks the transaction stale: its deliveries are reported
- * abandoned, it is rolled back locally, and the first delivery settled on the new connection declares a new one.
+ * <p>A transaction dies with its connection or session. protonj2 nevertheless keeps it "declared" across a reconnect
+ * and would send the next outcomes as {@code TransactionalState(stale txn-id, ...)}, and it refuses to declare a new
+ * one. So an interruption marks the transaction stale: its deliveries are reported abandoned, it is rolled back
+ * locally, and the first delivery settled on the new connection declares a new one. A session the broker ended is
+ * replaced by a new one, on which the next transaction is declared.
  */
-final class TransactionBatcher {
+final class TransactionalSettlement implements Settlement {
 
-    private static final Logger LOG = LoggerFactory.getLogger(TransactionBatcher.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionalSettlement.class);
 
-    private record Pending(DeliveryTask task, Outcome outcome, SettleReason reason) {
+    private record Pending(Delivery delivery, Outcome outcome, SettleReason reason) {
     }
 
-    private final SubscriptionRunner runner;
-    private final Session session;
+    private final String name;
     private final int batchSize;
     private final long batchNanos;
-    private final ConsumerObserver observer;
+    private final Report report;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final List<Pending> pending = new ArrayList<>();
     private long firstPendingNanos;
+    private volatile Session session;
     private volatile boolean active;
     private volatile boolean stopped;
     private volatile boolean stale;
     private Thread committer;
 
-    TransactionBatcher(SubscriptionRunner runner, Session session, int batchSize, Duration batchTime,
-                       ConsumerObserver observer) {
-        this.runner = runner;
-        this.session = session;
+    TransactionalSettlement(Report report, int batchSize, Duration batchTime) {
+        this.name = report.name();
         this.batchSize = batchSize;
         this.batchNanos = batchTime.toNanos();
-        this.observer = observer;
+        this.report = report;
     }
 
-    void start() throws ClientException {
-        session.beginTransaction();
-        active = true;
-        committer = new Thread(this::commitLoop, runner.name + "-committer");
-        committer.setDaemon(true);
-        committer.start();
-    }
-
-    void enlist(DeliveryTask task, Outcome outcome, SettleReason reason, String condition, String description) {
-        if (!runner.isCurrent(task)) {
-            // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
-            observer.abandoned(runner.name);
-            runner.finished(task);
-            return;
+    @Override
+    public void attached(ReceiverLink link) throws ClientException {
+        lock.writeLock().lock();
+        try {
+            if (link.session != session) {
+                abandon(drainPending());
+                session = link.session;
+                stale = false;
+                active = false;
+                session.beginTransaction();
+                active = true;
+            }
+        } finally {
+            lock.writeLock().unlock();
         }
-        if (!active || stale) {
-            ensureTransaction();
+        synchronized (pending) {
+            if (committer == null && !stopped) {
+                committer = new Thread(this::commitLoop, name + "-committer");
+                committer.setDaemon(true);
+                committer.start();
+            }
+        }
+    }
+
+    @Override
+    public boolean settle(Delivery d, Verdict v) {
+        if (!d.link.isValid()) {
+            // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
+            return report.done(d, v.outcome(), v.reason(), false);
+        }
+        if (!active || stale || d.link.session != session) {
+            ensureTransaction(d.link.session);
         }
         lock.readLock().lock();
         try {
             if (!active) {
                 // No transaction could be declared. A plain release is always safe: the message comes back and the
                 // store decides again. Never send a plain accept here.
-                boolean sent = runner.sendDisposition(task, Outcome.RELEASED, null, null);
-                if (sent) {
-                    observer.settled(runner.name, Outcome.RELEASED, reason);
-                } else {
-                    observer.abandoned(runner.name);
-                }
-                runner.finished(task);
-                return;
+                return report.done(d, Outcome.RELEASED, v.reason(), d.link.send(d.amqp, Outcome.RELEASED, null, null));
             }
-            if (!runner.sendDisposition(task, outcome, condition, description)) {
-                observer.abandoned(runner.name);
-                runner.finished(task);
-                return;
+            if (!d.link.send(d.amqp, v.outcome(), v.condition(), v.description())) {
+                return report.done(d, v.outcome(), v.reason(), false);
             }
             synchronized (pending) {
                 if (pending.isEmpty()) {
                     firstPendingNanos = System.nanoTime();
                     pending.notifyAll();
                 }
-                pending.add(new Pending(task, outcome, reason));
+                pending.add(new Pending(d, v.outcome(), v.reason()));
                 if (pending.size() >= batchSize) {
                     pending.notifyAll();
                 }
             }
+            return true;
         } finally {
             lock.readLock().unlock();
         }
     }
 
-    /** The connection was interrupted: the declared transaction is gone on the broker side. */
-    void connectionInterrupted() {
+    @Override
+    public void connectionInterrupted() {
         stale = true;
     }
 
-    private void ensureTransaction() {
+    private void ensureTransaction(Session on) {
         lock.writeLock().lock();
         try {
-            if (stale) {
+            if (stale || on != session) {
                 discardStaleTransaction();
+                session = on;
             }
             if (!active && !stopped) {
                 session.beginTransaction();
                 active = true;
             }
         } catch (ClientException e) {
-            LOG.warn("Subscription '{}': cannot declare a transaction: {}", runner.name, Errors.describe(e));
+            LOG.warn("Subscription '{}': cannot declare a transaction: {}", name, Errors.describe(e));
         } finally {
             lock.writeLock().unlock();
         }
     }
 
     /**
-     * Write lock held, on the new connection. Abandons what was enlisted in the dead transaction (the broker gives
-     * those messages back; the store absorbs them) and rolls it back locally so that protonj2 lets us declare again.
+     * Write lock held. Abandons what was enlisted in the dead transaction (the broker gives those messages back; the
+     * store absorbs them) and rolls it back locally so that protonj2 lets us declare again.
      */
     private void discardStaleTransaction() {
         stale = false;
         abandon(drainPending());
-        try {
-            session.rollbackTransaction();
-        } catch (ClientException e) {
-            LOG.debug("Subscription '{}': local rollback of the transaction of the lost connection: {}", runner.name,
-                    Errors.describe(e));
+        if (active) {
+            try {
+                session.rollbackTransaction();
+            } catch (ClientException e) {
+                LOG.debug("Subscription '{}': local rollback of the lost transaction: {}", name, Errors.describe(e));
+            }
         }
         active = false;
     }
@@ -156,8 +163,7 @@ final class TransactionBatcher {
 
     private void abandon(List<Pending> batch) {
         for (Pending p : batch) {
-            observer.abandoned(runner.name);
-            runner.finished(p.task());
+            report.done(p.delivery(), p.outcome(), p.reason(), false);
         }
     }
 
@@ -196,10 +202,10 @@ final class TransactionBatcher {
                 return;
             }
             if (stale) {
-                // The transaction died with the connection: committing it cannot succeed, and declaring the next
-                // one has to wait for the new connection (the next enlist does it).
+                // The transaction died with the connection: committing it cannot succeed, and declaring the next one
+                // has to wait for the new connection (the next enlist does it).
                 LOG.warn("Subscription '{}': the transaction of {} deliveries was lost with the connection; the broker "
-                        + "will redeliver them and the store will absorb the copies", runner.name, batch.size());
+                        + "will redeliver them and the store will absorb the copies", name, batch.size());
                 abandon(batch);
                 return;
             }
@@ -210,25 +216,19 @@ final class TransactionBatcher {
                     committed = true;
                 } catch (ClientException e) {
                     LOG.warn("Subscription '{}': commit of {} deliveries failed, the broker will redeliver them and "
-                            + "the store will absorb the copies: {}", runner.name, batch.size(), Errors.describe(e));
+                            + "the store will absorb the copies: {}", name, batch.size(), Errors.describe(e));
                 }
                 active = false;
             }
             for (Pending p : batch) {
-                if (committed) {
-                    observer.settled(runner.name, p.outcome(), p.reason());
-                } else {
-                    observer.abandoned(runner.name);
-                }
-                runner.finished(p.task());
+                report.done(p.delivery(), p.outcome(), p.reason(), committed);
             }
-            if (beginNext && !stopped) {
+            if (beginNext && !stopped && session != null) {
                 try {
                     session.beginTransaction();
                     active = true;
                 } catch (ClientException e) {
-                    LOG.warn("Subscription '{}': cannot declare the next transaction: {}", runner.name,
-                            Errors.describe(e));
+                    LOG.warn("Subscription '{}': cannot declare the next transaction: {}", name, Errors.describe(e));
                 }
             }
         } finally {
@@ -237,14 +237,17 @@ final class TransactionBatcher {
     }
 
     /** Commits what is enlisted and stops; called after the handlers finished. */
-    void stop() {
+    @Override
+    public void stop() {
         stopped = true;
+        Thread c;
         synchronized (pending) {
             pending.notifyAll();
+            c = committer;
         }
-        if (committer != null) {
+        if (c != null) {
             try {
-                committer.join(5_000);
+                c.join(5_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

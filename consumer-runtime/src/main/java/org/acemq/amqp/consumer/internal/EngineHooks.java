@@ -1,0 +1,301 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.function.Consumer;
+import org.apache.qpid.protonj2.client.Receiver;
+import org.apache.qpid.protonj2.engine.EventHandler;
+import org.apache.qpid.protonj2.engine.IncomingDelivery;
+import org.apache.qpid.protonj2.engine.Scheduler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where the runtime reaches into protonj2 1.1.0 below its client API, which exposes neither of the two
+ * events that eat link credit: an aborted transfer (it uses one credit, and a plain {@code Receiver} never hands it
+ * out: seed 003) and a session incoming window closed by payload-less frames while credit is outstanding (protonj2
+ * re-opens it only by a link flow, and then names one link only: seed 004). protonj2's engine has both, so this class
+ * installs, on the connection's I/O thread, handlers around protonj2's own ones (which run first): they report
+ * aborts and arrivals to a {@link Listener}, count a drain's unused credit exactly, and write a flow for every link of
+ * the session that still has credit when the window closes (or when protonj2 re-opened it for one link only). It also
+ * grants credit and starts drains without blocking the caller.
+ *
+ * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types (the jars are automatic modules, whose
+ * packages are open). If anything is missing (another protonj2 version) {@link #available()} is false, that is logged
+ * once, and the runtime falls back to its periodic credit check. Setting the system property
+ * {@value #DISABLE_PROPERTY} to {@code false} turns the hooks off (for diagnosis, and for tests of the fallback).
+ *
+ * <p>A link's handlers are replaced by protonj2 whenever it re-creates the link (every reconnect attempt), so
+ * {@link #install} is called after every (re)attach; installing twice is harmless.
+ */
+final class EngineHooks {
+
+    /** System property: {@code false} turns the engine hooks off. */
+    static final String DISABLE_PROPERTY = "acemq.engineHooks";
+
+    private static final Logger LOG = LoggerFactory.getLogger(EngineHooks.class);
+    private static final EngineHooks INSTANCE = load();
+
+    /** What the hooks report, on the connection's I/O thread. Implementations must not block. */
+    interface Listener {
+        /** A transfer was aborted: it used one credit and will never be handed out. */
+        void aborted();
+
+        /** A drain started with {@link Hooked#drain()} was answered; {@code unused} credit came back. */
+        void drained(int unused);
+
+        /**
+         * The broker detached or closed the link.
+         *
+         * @param condition its error condition, or null
+         * @param description its error description, or null
+         */
+        void closedByPeer(String condition, String description);
+    }
+
+    private final boolean available;
+    private final VarHandle protonReceiver;
+    private final VarHandle executor;
+    private final VarHandle remotelyClosed;
+    private final VarHandle readHandler;
+    private final VarHandle abortedHandler;
+    private final VarHandle creditHandler;
+    private final MethodHandle sessionWindow;
+    private final MethodHandle windowSize;
+    private final MethodHandle writeFlow;
+
+    private EngineHooks(boolean available, VarHandle protonReceiver, VarHandle executor, VarHandle remotelyClosed,
+                        VarHandle readHandler, VarHandle abortedHandler, VarHandle creditHandler,
+                        MethodHandle sessionWindow, MethodHandle windowSize, MethodHandle writeFlow) {
+        this.available = available;
+        this.protonReceiver = protonReceiver;
+        this.executor = executor;
+        this.remotelyClosed = remotelyClosed;
+        this.readHandler = readHandler;
+        this.abortedHandler = abortedHandler;
+        this.creditHandler = creditHandler;
+        this.sessionWindow = sessionWindow;
+        this.windowSize = windowSize;
+        this.writeFlow = writeFlow;
+    }
+
+    private static EngineHooks load() {
+        try {
+            MethodHandles.Lookup me = MethodHandles.lookup();
+            Class<?> linkType = Class.forName("org.apache.qpid.protonj2.client.impl.ClientLinkType");
+            Class<?> receiverLinkType = Class.forName("org.apache.qpid.protonj2.client.impl.ClientReceiverLinkType");
+            Class<?> protonReceiver = Class.forName("org.apache.qpid.protonj2.engine.impl.ProtonReceiver");
+            Class<?> protonSession = Class.forName("org.apache.qpid.protonj2.engine.impl.ProtonSession");
+            Class<?> window = Class.forName("org.apache.qpid.protonj2.engine.impl.ProtonSessionIncomingWindow");
+            MethodHandles.Lookup clientLink = MethodHandles.privateLookupIn(linkType, me);
+            MethodHandles.Lookup clientReceiver = MethodHandles.privateLookupIn(receiverLinkType, me);
+            MethodHandles.Lookup engineReceiver = MethodHandles.privateLookupIn(protonReceiver, me);
+            MethodHandles.Lookup engineSession = MethodHandles.privateLookupIn(protonSession, me);
+            MethodHandles.Lookup engineWindow = MethodHandles.privateLookupIn(window, me);
+            EngineHooks hooks = new EngineHooks(true,
+                    clientReceiver.findVarHandle(receiverLinkType, "protonReceiver",
+                            org.apache.qpid.protonj2.engine.Receiver.class),
+                    clientLink.findVarHandle(linkType, "executor", Scheduler.class),
+                    clientLink.findVarHandle(linkType, "linkRemotelyClosedHandler", Consumer.class),
+                    engineReceiver.findVarHandle(protonReceiver, "deliveryReadEventHandler", EventHandler.class),
+                    engineReceiver.findVarHandle(protonReceiver, "deliveryAbortedEventHandler", EventHandler.class),
+                    engineReceiver.findVarHandle(protonReceiver, "linkCreditUpdatedHandler", EventHandler.class),
+                    engineSession.unreflect(declared(protonSession, "getIncomingWindow")),
+                    engineWindow.unreflect(window.getMethod("getIncomingWindow")),
+                    engineWindow.unreflect(declared(window, "writeFlow", protonReceiver)));
+            return hooks;
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            LOG.warn("Cannot hook into the protonj2 engine ({}): this protonj2 is not the 1.1.0 the runtime was built "
+                    + "for. Falling back to a periodic credit check (see creditCheckInterval).", Errors.describe(e));
+            return new EngineHooks(false, null, null, null, null, null, null, null, null, null);
+        }
+    }
+
+    private static java.lang.reflect.Method declared(Class<?> type, String name, Class<?>... parameters)
+            throws NoSuchMethodException {
+        java.lang.reflect.Method m = type.getDeclaredMethod(name, parameters);
+        m.setAccessible(true);
+        return m;
+    }
+
+    /** @return the hooks, or an instance that is not {@link #available()} */
+    static EngineHooks get() {
+        return INSTANCE;
+    }
+
+    /** @return whether the hooks can be installed (and are not turned off by {@value #DISABLE_PROPERTY}) */
+    boolean available() {
+        return available && !"false".equalsIgnoreCase(System.getProperty(DISABLE_PROPERTY));
+    }
+
+    /**
+     * Hooks one receiver. Call after every (re)attach; the handlers go on at once, on the receiver's I/O thread.
+     *
+     * @param receiver a protonj2 client receiver
+     * @param listener where events go
+     * @return the handle through which credit is granted and drained
+     */
+    Hooked install(Receiver receiver, Listener listener) {
+        Hooked hooked = new Hooked(receiver, listener);
+        remotelyClosed.setVolatile(receiver, (Consumer<Object>) r -> {
+            org.apache.qpid.protonj2.types.transport.ErrorCondition error = hooked.engine().getRemoteCondition();
+            String condition = error == null || error.getCondition() == null ? null : error.getCondition().toString();
+            listener.closedByPeer(condition, error == null ? null : error.getDescription());
+        });
+        hooked.onIoThread(hooked::wrap);
+        return hooked;
+    }
+
+    /** The hooks of one link incarnation. Counters are confined to the I/O thread. */
+    final class Hooked {
+        private final Receiver receiver;
+        private final Listener listener;
+        private final Scheduler io;
+        private Object window;         // the session's incoming window (engine), looked up once per install
+        private int events;           // arrivals and aborts since install
+        private int drainCredit = -1; // credit when the pending drain started, -1 if none
+        private int drainEvents;
+
+        private Hooked(Receiver receiver, Listener listener) {
+            this.receiver = receiver;
+            this.listener = listener;
+            this.io = (Scheduler) executor.get(receiver);
+        }
+
+        private org.apache.qpid.protonj2.engine.Receiver engine() {
+            return (org.apache.qpid.protonj2.engine.Receiver) protonReceiver.getVolatile(receiver);
+        }
+
+        private void onIoThread(Runnable task) {
+            io.execute(() -> {
+                try {
+                    task.run();
+                } catch (RuntimeException e) {
+                    LOG.debug("Engine hook task failed: {}", Errors.describe(e));
+                }
+            });
+        }
+
+        /** Grants {@code credits} without waiting (on the I/O thread; dropped if the link has closed). */
+        void grant(int credits) {
+            onIoThread(() -> {
+                org.apache.qpid.protonj2.engine.Receiver engine = engine();
+                if (engine.isLocallyOpen()) {
+                    engine.addCredit(credits);
+                }
+            });
+        }
+
+        /** Drains the link; the answer goes to {@link Listener#drained}. */
+        void drain() {
+            onIoThread(() -> {
+                org.apache.qpid.protonj2.engine.Receiver engine = engine();
+                if (!engine.isLocallyOpen() || drainCredit >= 0) {
+                    return;
+                }
+                int credit = engine.getCredit();
+                if (credit == 0 || engine.isDraining()) {
+                    listener.drained(0);
+                    return;
+                }
+                drainCredit = credit;
+                drainEvents = events;
+                engine.drain();
+            });
+        }
+
+        @SuppressWarnings("unchecked")
+        private void wrap() {
+            org.apache.qpid.protonj2.engine.Receiver engine = engine();
+            window = window(engine);
+            EventHandler<IncomingDelivery> read = unwrap((EventHandler<IncomingDelivery>) readHandler.get(engine));
+            EventHandler<IncomingDelivery> aborted =
+                    unwrap((EventHandler<IncomingDelivery>) abortedHandler.get(engine));
+            EventHandler<org.apache.qpid.protonj2.engine.Receiver> credit =
+                    unwrap((EventHandler<org.apache.qpid.protonj2.engine.Receiver>) creditHandler.get(engine));
+            engine.deliveryReadHandler(new Composite<>(read, d -> {
+                if (!d.isPartial()) {
+                    events++;
+                }
+            }));
+            engine.deliveryAbortedHandler(new Composite<>(aborted, d -> {
+                events++;
+                listener.aborted();
+            }));
+            engine.creditStateUpdateHandler(new Composite<>(credit, r -> drainAnswered(r)));
+        }
+
+        private void drainAnswered(org.apache.qpid.protonj2.engine.Receiver engine) {
+            if (drainCredit >= 0 && engine.getCredit() == 0 && !engine.isDraining()) {
+                int unused = Math.max(0, drainCredit - (events - drainEvents));
+                drainCredit = -1;
+                listener.drained(unused);
+            }
+        }
+
+        /** Around protonj2's handler: runs it, then repairs the session window if the frame closed it. */
+        private final class Composite<T> implements EventHandler<T> {
+            private final EventHandler<T> original;
+            private final EventHandler<T> after;
+
+            Composite(EventHandler<T> original, EventHandler<T> after) {
+                this.original = original;
+                this.after = after;
+            }
+
+            @Override
+            public void handle(T target) {
+                Object window = Hooked.this.window;
+                int before = window == null ? -1 : size(window);
+                if (original != null) {
+                    original.handle(target);
+                }
+                after.handle(target);
+                if (window != null && (before == 0 || size(window) == 0)) {
+                    org.apache.qpid.protonj2.engine.Receiver engine = engine();
+                    reopen(engine, window, size(window) == 0 ? null : engine);
+                }
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        private <T> EventHandler<T> unwrap(EventHandler<T> handler) {
+            return handler instanceof Hooked.Composite<?> c ? (EventHandler<T>) c.original : handler;
+        }
+    }
+
+    private Object window(org.apache.qpid.protonj2.engine.Receiver engine) {
+        try {
+            return sessionWindow.invoke(engine.getSession());
+        } catch (Throwable e) {
+            return null;
+        }
+    }
+
+    private int size(Object window) {
+        try {
+            return (int) windowSize.invoke(window);
+        } catch (Throwable e) {
+            return -1;
+        }
+    }
+
+    /**
+     * The session window is closed, or protonj2 has just re-opened it with a flow naming one link only: write a flow
+     * for every other link of the session that still has credit, so that every link waiting on the shared window is
+     * woken (a broker that re-evaluates only the link a flow names would strand the others: QPID-8751).
+     */
+    private void reopen(org.apache.qpid.protonj2.engine.Receiver self, Object window,
+                        org.apache.qpid.protonj2.engine.Receiver except) {
+        for (org.apache.qpid.protonj2.engine.Receiver link : self.getSession().receivers()) {
+            if (link != except && link.isLocallyOpen() && link.isRemotelyOpen() && link.getCredit() > 0) {
+                try {
+                    writeFlow.invoke(window, link);
+                } catch (Throwable e) {
+                    LOG.debug("Re-opening the session window for a link failed: {}", Errors.describe(e));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RejectionConditions;
+import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+
+/**
+ * Every rule that decides a delivery's fate, as one pure function of its {@link DeliveryFacts} and the subscription's
+ * settings: no I/O, no clock, no randomness of its own (the back-off jitter is drawn by the caller and passed in). The
+ * README's outcome table lists the same rules; {@code OutcomePolicyTest} checks each of its rows against this class and
+ * {@code OutcomeTableTest} keeps the README and this class in agreement.
+ */
+final class OutcomePolicy {
+
+    private final AcknowledgementMode mode;
+    private final int maxAttempts;
+    private final Subscription subscription;
+    private final Outcome explicitTransientOutcome;
+    private final RetryBackoff backoff;
+    private final Duration inProgressDelay;
+    private final MissingIdPolicy missingIdPolicy;
+    private final boolean failOpen;
+
+    OutcomePolicy(Subscription subscription, StoreFailurePolicy storeFailurePolicy) {
+        this.subscription = subscription;
+        this.mode = subscription.acknowledgementMode();
+        this.maxAttempts = subscription.maxAttempts();
+        this.explicitTransientOutcome = subscription.transientFailureOutcome().orElse(null);
+        this.backoff = subscription.retryBackoff();
+        this.inProgressDelay = subscription.inProgressDelay();
+        this.missingIdPolicy = subscription.missingIdPolicy();
+        this.failOpen = storeFailurePolicy == StoreFailurePolicy.FAIL_OPEN;
+    }
+
+    /**
+     * @param facts what is known about the delivery
+     * @return the next step, or how to settle it
+     */
+    Verdict decide(DeliveryFacts facts) {
+        return switch (facts.stage()) {
+            case RECEIVED -> received(facts);
+            case CLAIMED -> claimed(facts);
+            case HANDLED -> handled(facts);
+        };
+    }
+
+    private Verdict received(DeliveryFacts f) {
+        boolean atMostOnce = mode == AcknowledgementMode.AT_MOST_ONCE;
+        if (f.stopping() && !atMostOnce) {
+            // not started: it goes back uncounted. At-most-once deliveries cannot go back: they are handled.
+            return Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN);
+        }
+        if (f.decodeError() != null) {
+            return Verdict.reject(SettleReason.UNDECODABLE, RejectionConditions.DECODE_ERROR,
+                    "message cannot be decoded: " + f.decodeError());
+        }
+        if (!f.hasKey()) {
+            return Verdict.reject(SettleReason.MISSING_ID, RejectionConditions.MISSING_MESSAGE_ID,
+                    "message has no message-id" + (missingIdPolicy.kind() == MissingIdPolicy.Kind.APPLICATION_PROPERTY
+                            ? " and no '" + missingIdPolicy.property() + "' application property" : ""));
+        }
+        if (f.storeDown() && !atMostOnce && !failOpen) {
+            return Verdict.settle(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE);
+        }
+        return Verdict.CLAIM;
+    }
+
+    private Verdict claimed(DeliveryFacts f) {
+        boolean atMostOnce = mode == AcknowledgementMode.AT_MOST_ONCE;
+        return switch (f.store()) {
+            case CLAIMED -> !atMostOnce && f.attempt() > maxAttempts
+                    ? Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED, "gave up after "
+                            + (f.attempt() - 1) + " attempts (maxAttempts " + maxAttempts
+                            + "); earlier attempts did not finish")
+                    : Verdict.RUN;
+            case ALREADY_CONFIRMED -> Verdict.DUPLICATE;
+            case IN_PROGRESS -> atMostOnce ? Verdict.settle(Outcome.ACCEPTED, SettleReason.IN_PROGRESS)
+                    : Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS, inProgressDelay);
+            case DOWN -> failOpen ? Verdict.RUN
+                    : Verdict.settle(atMostOnce ? Outcome.ACCEPTED : Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE);
+            case REFUSED_KEY -> Verdict.reject(SettleReason.INVALID_ID, RejectionConditions.INVALID_MESSAGE_ID,
+                    "the idempotency store refused the message's key: " + f.storeError());
+            case NOT_ASKED -> throw new IllegalArgumentException("a CLAIMED stage needs the store's answer");
+        };
+    }
+
+    private Verdict handled(DeliveryFacts f) {
+        Throwable failure = f.failure();
+        if (mode == AcknowledgementMode.AT_MOST_ONCE) {
+            // the broker settled it when it sent it: done either way, a failure loses it
+            return failure == null ? Verdict.PROCESSED : Verdict.settle(Outcome.ACCEPTED, SettleReason.FAILED);
+        }
+        if (failure == null) {
+            return Verdict.PROCESSED;
+        }
+        if (subscription.isPermanent(failure)) {
+            return Verdict.reject(SettleReason.PERMANENT, permanentCondition(failure), permanentDescription(failure));
+        }
+        boolean claimed = f.store() == DeliveryFacts.StoreAnswer.CLAIMED;
+        if (claimed && f.attempt() >= maxAttempts) {
+            return Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED,
+                    "failed " + f.attempt() + " attempts, last: " + Errors.describe(failure));
+        }
+        return Verdict.later(transientOutcome(f.modifiedSupported()), SettleReason.FAILED,
+                retryDelay(f.attempt(), f.jitterDraw()));
+    }
+
+    /**
+     * @param modifiedSupported whether the broker implements {@code modified}
+     * @return the outcome of a transient failure: the subscription's explicit choice, else {@code modified} where the
+     *     broker implements it and {@code released} where it does not
+     */
+    Outcome transientOutcome(boolean modifiedSupported) {
+        if (explicitTransientOutcome != null) {
+            return explicitTransientOutcome;
+        }
+        return modifiedSupported ? Outcome.MODIFIED : Outcome.RELEASED;
+    }
+
+    /**
+     * @param attempt the attempt that failed (1 for the first)
+     * @param draw a number in [0, 1)
+     * @return how long to hold the delivery before it goes back
+     */
+    Duration retryDelay(int attempt, double draw) {
+        if (!backoff.enabled()) {
+            return Duration.ZERO;
+        }
+        double nanos = backoff.first().toNanos() * Math.pow(backoff.multiplier(), Math.max(0, attempt - 1));
+        double capped = Math.min(nanos, backoff.max().toNanos());
+        double jittered = capped * (1.0 - backoff.jitter() * Math.min(Math.max(draw, 0.0), 1.0));
+        return Duration.ofNanos((long) jittered);
+    }
+
+    private static String permanentCondition(Throwable failure) {
+        return failure instanceof PermanentMessageException p ? p.condition() : RejectionConditions.PERMANENT_FAILURE;
+    }
+
+    /**
+     * A {@link PermanentMessageException}'s description goes to the broker as given (its documented contract); other
+     * permanent failure types are described by class and message.
+     */
+    private static String permanentDescription(Throwable failure) {
+        if (failure instanceof PermanentMessageException && failure.getMessage() != null) {
+            return failure.getMessage();
+        }
+        return Errors.describe(failure);
+    }
+}

@@ -1,0 +1,206 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.Outcome;
+import org.apache.qpid.protonj2.client.Receiver;
+import org.apache.qpid.protonj2.client.Session;
+import org.apache.qpid.protonj2.client.exceptions.ClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One incarnation of a subscription's receiver link: attached once, valid until the broker detaches it, its session
+ * ends or the connection is interrupted, then {@linkplain #invalidate() invalid} for good. A delivery remembers the
+ * link it came on; a disposition is sent only while that link is still valid, because protonj2 silently drops a
+ * disposition for a delivery from before a reconnect while reporting it settled (the broker redelivers such deliveries
+ * and the store absorbs the copies). After protonj2 re-attaches a receiver on reconnect, the runtime wraps it in a new
+ * link ({@link #successor()}); a link the broker ended is replaced by a new receiver, never re-used.
+ *
+ * <p><b>Accounting.</b> {@code outstanding} counts this link's slots (credit the broker may use, deliveries queued in
+ * the client, deliveries in hand); it is guarded by the member's lock. Deliveries in hand are also counted in one
+ * atomic word together with the valid bit, so a handler thread can take a delivery without a lock and an invalidation
+ * knows exactly how many were in hand at that moment.
+ */
+final class ReceiverLink {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ReceiverLink.class);
+    private static final int INVALID = 0x8000_0000;
+
+    /** Why a link became invalid. */
+    enum End {
+        /** The broker detached or closed it, its session ended, or the subscription closed it. */
+        DETACHED,
+        /** The connection was interrupted; protonj2 re-attaches the same receiver as the successor link. */
+        INTERRUPTED
+    }
+
+    final Receiver receiver;
+    final Session session;
+    final long generation;
+    final CreditAllocator.Member member;
+    private final AtomicInteger state = new AtomicInteger();
+    private final Executor control;
+    private volatile EngineHooks.Hooked hooks;
+    private volatile boolean attached;
+    private volatile End end;
+    /** Slots of this link; guarded by {@code member.lock}. */
+    int outstanding;
+
+    ReceiverLink(Receiver receiver, Session session, long generation, CreditAllocator.Member member,
+                 Executor control) {
+        this.receiver = receiver;
+        this.session = session;
+        this.generation = generation;
+        this.member = member;
+        this.control = control;
+    }
+
+    /** @return the link that wraps the same receiver after protonj2 re-attached it on a new connection */
+    ReceiverLink successor() {
+        return new ReceiverLink(receiver, session, generation + 1, member, control);
+    }
+
+    /** @return whether deliveries of this link may still be settled */
+    boolean isValid() {
+        return state.get() >= 0;
+    }
+
+    /** @return whether the link is attached now (false between an interruption and the re-attach) */
+    boolean attached() {
+        return attached && isValid();
+    }
+
+    void attached(boolean attached) {
+        this.attached = attached;
+    }
+
+    /** @return why the link ended, or null while valid */
+    End end() {
+        return end;
+    }
+
+    /**
+     * Ends the link, once.
+     *
+     * @param why why it ended
+     * @return the deliveries in hand at that moment, or -1 if it had ended already
+     */
+    int invalidate(End why) {
+        int before = state.getAndUpdate(s -> s | INVALID);
+        if (before < 0) {
+            return -1;
+        }
+        end = why;
+        attached = false;
+        return before;
+    }
+
+    /**
+     * Counts a delivery a handler thread took from the client.
+     *
+     * @return false if the link was invalid already (the delivery is then not counted: its slot went with the link)
+     */
+    boolean take() {
+        while (true) {
+            int s = state.get();
+            if (s < 0) {
+                return false;
+            }
+            if (state.compareAndSet(s, s + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** A counted delivery finished; under {@code member.lock}. */
+    void finished() {
+        state.decrementAndGet();
+        outstanding--;
+    }
+
+    /** @return deliveries taken from the client and not finished */
+    int inHand() {
+        return state.get() & ~INVALID;
+    }
+
+    void hooks(EngineHooks.Hooked hooks) {
+        this.hooks = hooks;
+    }
+
+    /**
+     * Grants credit. With engine hooks the grant is handed to the connection's I/O thread and the caller does not
+     * wait; without them (the fallback) it goes through protonj2's client API and waits for the I/O thread, in order.
+     */
+    void grant(int credits) {
+        EngineHooks.Hooked h = hooks;
+        if (h != null) {
+            h.grant(credits);
+            return;
+        }
+        try {
+            receiver.addCredit(credits);
+        } catch (ClientException | RuntimeException e) {
+            LOG.debug("Granting {} credit to '{}' failed: {}", credits, member.name, Errors.describe(e));
+        }
+    }
+
+    /**
+     * Drains the link without blocking the caller; the answer goes to {@code answer} (the unused credit given back).
+     * Without engine hooks the unused credit is estimated from the client's queue after the drain.
+     */
+    void drain(long timeoutMillis, java.util.function.IntConsumer answer) {
+        EngineHooks.Hooked h = hooks;
+        if (h != null) {
+            h.drain();
+            return;
+        }
+        control.execute(() -> {
+            try {
+                receiver.drain().get(timeoutMillis, TimeUnit.MILLISECONDS);
+                long queued = receiver.queuedDeliveries();
+                int unused;
+                synchronized (member.lock) {
+                    unused = (int) Math.max(0, outstanding - inHand() - queued);
+                }
+                answer.accept(unused);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                LOG.debug("Drain of '{}' did not complete: {}", member.name, Errors.describe(e));
+                answer.accept(0);
+            }
+        });
+    }
+
+    /**
+     * Sends an outcome for a delivery of this link, if the link is still valid.
+     *
+     * @return whether the disposition was handed to a live link
+     */
+    boolean send(org.apache.qpid.protonj2.client.Delivery delivery, Outcome outcome, String condition,
+                 String description) {
+        if (!isValid()) {
+            return false;
+        }
+        try {
+            switch (outcome) {
+                case ACCEPTED -> delivery.accept();
+                case RELEASED -> delivery.release();
+                case MODIFIED -> delivery.modified(true, false);
+                case REJECTED -> delivery.reject(condition, description);
+                default -> throw new IllegalStateException("unknown outcome " + outcome);
+            }
+        } catch (ClientException e) {
+            LOG.debug("Subscription '{}': disposition not sent: {}", member.name, Errors.describe(e));
+            return false;
+        }
+        return isValid();
+    }
+
+    @Override
+    public String toString() {
+        return member.name + "#" + generation + (isValid() ? "" : " (" + end + ")");
+    }
+}

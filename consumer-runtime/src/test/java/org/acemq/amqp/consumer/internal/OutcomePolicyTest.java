@@ -1,0 +1,309 @@
+package org.acemq.amqp.consumer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.ProjectFiles;
+import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.internal.DeliveryFacts.StoreAnswer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The outcome policy, row by row: every row of the README's outcome table ("Delivery guarantees", the table whose
+ * columns are case, outcome, reason) is a row here, keyed by its case text, with the facts that make the case and what
+ * the policy must decide. {@link #theReadmeTableAndThePolicyAgree()} reads the README and fails if a row is missing on
+ * either side, or if the outcomes, conditions or reason it documents differ from what the policy decides.
+ */
+class OutcomePolicyTest {
+
+    private static final int MAX_ATTEMPTS = 3;
+
+    /** One documented case: the facts (given a policy) and the verdicts the policy must reach. */
+    record Row(String readmeCase, List<Function<OutcomePolicy, Verdict>> decisions, List<Verdict> expected) {
+        @Override
+        public String toString() {
+            return readmeCase;
+        }
+    }
+
+    private static OutcomePolicy policy(StoreFailurePolicy store) {
+        return new OutcomePolicy(Subscription.builder("orders", e -> { })
+                .maxAttempts(MAX_ATTEMPTS).permanentFailure(IllegalArgumentException.class)
+                .inProgressDelay(Duration.ofMillis(700))
+                .retryBackoff(RetryBackoff.of(Duration.ofMillis(100), Duration.ofSeconds(10), 2.0, 0.5))
+                .build(), store);
+    }
+
+    private static DeliveryFacts fresh() {
+        return DeliveryFacts.received(false, null, true, false);
+    }
+
+    private static DeliveryFacts claimed(int attempt) {
+        return fresh().claimed(StoreAnswer.CLAIMED, attempt, null);
+    }
+
+    private static Row row(String readmeCase, Function<OutcomePolicy, Verdict> decision, Verdict expected) {
+        return new Row(readmeCase, List.of(decision), List.of(expected));
+    }
+
+    private static Verdict rejected(SettleReason reason, String condition) {
+        return Verdict.reject(reason, condition, null);
+    }
+
+    static Stream<Row> rows() {
+        return Stream.of(
+                row("handler returned and the store confirmed",
+                        p -> p.decide(claimed(1).handled(null, true, 0.3)), Verdict.PROCESSED),
+                row("the handler succeeded but the store fails to record the confirm",
+                        p -> p.decide(claimed(2).handled(null, true, 0.3)), Verdict.PROCESSED),
+                row("store says `ALREADY_CONFIRMED` (a duplicate)",
+                        p -> p.decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null)), Verdict.DUPLICATE),
+                row("store says `IN_PROGRESS` (another owner holds a live claim)",
+                        p -> p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null)),
+                        Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS, Duration.ofMillis(700))),
+                new Row("handler threw `PermanentMessageException` or a type declared permanent", List.of(
+                        p -> p.decide(claimed(1).handled(new PermanentMessageException("no"), true, 0.3)),
+                        p -> p.decide(claimed(1).handled(new IllegalArgumentException("bad"), true, 0.3))),
+                        List.of(Verdict.reject(SettleReason.PERMANENT, "acemq:permanent-failure", "no"),
+                                Verdict.reject(SettleReason.PERMANENT, "acemq:permanent-failure",
+                                        "IllegalArgumentException: bad"))),
+                new Row("handler threw anything else, attempts left", List.of(
+                        p -> p.decide(claimed(1).handled(new IllegalStateException(), true, 0.0)),
+                        p -> p.decide(claimed(2).handled(new IllegalStateException(), false, 1.0))),
+                        List.of(Verdict.later(Outcome.MODIFIED, SettleReason.FAILED, Duration.ofMillis(100)),
+                                Verdict.later(Outcome.RELEASED, SettleReason.FAILED, Duration.ofMillis(100)))),
+                row("handler threw on the attempt that reaches `maxAttempts`",
+                        p -> p.decide(claimed(MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0)),
+                        rejected(SettleReason.POISON, "acemq:max-attempts-exceeded")),
+                row("the claim's attempt number is already above `maxAttempts` (the message crashed its consumers)",
+                        p -> p.decide(claimed(MAX_ATTEMPTS + 1)),
+                        rejected(SettleReason.POISON, "acemq:max-attempts-exceeded")),
+                row("no message-id, and `MissingIdPolicy` finds no key (default `reject()`)",
+                        p -> p.decide(DeliveryFacts.received(false, null, false, false)),
+                        rejected(SettleReason.MISSING_ID, "acemq:missing-message-id")),
+                row("the message cannot be decoded",
+                        p -> p.decide(DeliveryFacts.received(false, "broken", false, false)),
+                        rejected(SettleReason.UNDECODABLE, "amqp:decode-error")),
+                row("the store refuses the message's key (`InvalidMessageIdException`: the store works, this key it "
+                                + "cannot take)",
+                        p -> p.decide(fresh().claimed(StoreAnswer.REFUSED_KEY, 0, "NUL")),
+                        rejected(SettleReason.INVALID_ID, "acemq:invalid-message-id")),
+                new Row("the store cannot be reached (`FAIL_CLOSED`, default)", List.of(
+                        p -> p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "down")),
+                        p -> p.decide(DeliveryFacts.received(false, null, true, true))),
+                        List.of(Verdict.settle(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE))),
+                new Row("the store cannot be reached (`FAIL_OPEN`)", List.of(
+                        p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(fresh().claimed(StoreAnswer.DOWN, 0, "d")),
+                        p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(
+                                fresh().claimed(StoreAnswer.DOWN, 0, "d").handled(null, true, 0))),
+                        List.of(Verdict.RUN, Verdict.PROCESSED)),
+                row("shutdown: received but not started",
+                        p -> p.decide(DeliveryFacts.received(true, null, true, false)),
+                        Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN)),
+                new Row("the connection or link died while the handler ran", List.of(), List.of()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("rows")
+    void eachDocumentedCaseIsDecidedAsDocumented(Row row) {
+        OutcomePolicy policy = policy(StoreFailurePolicy.FAIL_CLOSED);
+        for (int i = 0; i < row.decisions().size(); i++) {
+            Verdict actual = row.decisions().get(i).apply(policy);
+            Verdict expected = row.expected().get(i);
+            assertThat(actual.action()).as("action").isEqualTo(expected.action());
+            assertThat(actual.outcome()).as("outcome").isEqualTo(expected.outcome());
+            assertThat(actual.reason()).as("reason").isEqualTo(expected.reason());
+            assertThat(actual.condition()).as("condition").isEqualTo(expected.condition());
+            if (expected.description() != null) {
+                assertThat(actual.description()).as("description").isEqualTo(expected.description());
+            }
+            assertThat(actual.delay()).as("delay").isEqualTo(expected.delay());
+        }
+    }
+
+    @Test
+    void theReadmeTableAndThePolicyAgree() throws IOException {
+        Map<String, String[]> documented = readmeOutcomeTable();
+        Map<String, Row> rows = new LinkedHashMap<>();
+        rows().forEach(r -> rows.put(r.readmeCase(), r));
+        assertThat(documented.keySet()).as("cases in the README's outcome table").isEqualTo(rows.keySet());
+        OutcomePolicy policy = policy(StoreFailurePolicy.FAIL_CLOSED);
+        for (Row row : rows.values()) {
+            String[] cells = documented.get(row.readmeCase());
+            Set<Outcome> outcomes = new LinkedHashSet<>();
+            Set<String> conditions = new LinkedHashSet<>();
+            Set<String> reasons = new LinkedHashSet<>();
+            for (Function<OutcomePolicy, Verdict> decision : row.decisions()) {
+                Verdict v = decision.apply(policy);
+                if (v.settles()) {
+                    outcomes.add(v.outcome());
+                    reasons.add(v.reason().name().toLowerCase(Locale.ROOT));
+                    if (v.condition() != null) {
+                        conditions.add(v.condition());
+                    }
+                }
+            }
+            assertThat(outcomesIn(cells[0])).as("outcomes documented for '%s'", row.readmeCase())
+                    .isEqualTo(outcomes);
+            assertThat(conditionsIn(cells[0])).as("conditions documented for '%s'", row.readmeCase())
+                    .isEqualTo(conditions);
+            assertThat(reasonsIn(cells[1])).as("reason documented for '%s'", row.readmeCase()).isEqualTo(reasons);
+        }
+    }
+
+    @Test
+    void retryDelaysGrowByTheMultiplierUpToTheMaximumAndJitterOnlyShortensThem() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(p.retryDelay(1, 0.0)).isEqualTo(Duration.ofMillis(100));
+        assertThat(p.retryDelay(2, 0.0)).isEqualTo(Duration.ofMillis(200));
+        assertThat(p.retryDelay(4, 0.0)).isEqualTo(Duration.ofMillis(800));
+        assertThat(p.retryDelay(30, 0.0)).isEqualTo(Duration.ofSeconds(10));
+        assertThat(p.retryDelay(2, 1.0)).as("jitter 0.5 takes off at most half").isEqualTo(Duration.ofMillis(100));
+        assertThat(p.retryDelay(2, 0.5)).isEqualTo(Duration.ofMillis(150));
+        OutcomePolicy none = new OutcomePolicy(Subscription.builder("q", e -> { }).retryBackoff(RetryBackoff.none())
+                .build(), StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(none.decide(claimed(1).handled(new IllegalStateException(), true, 0.7)).delay()).isZero();
+    }
+
+    @Test
+    void anExplicitTransientOutcomeWinsOverWhatTheBrokerImplements() {
+        OutcomePolicy released = new OutcomePolicy(Subscription.builder("q", e -> { })
+                .transientFailureOutcome(Outcome.RELEASED).build(), StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(released.transientOutcome(true)).isEqualTo(Outcome.RELEASED);
+        OutcomePolicy modified = new OutcomePolicy(Subscription.builder("q", e -> { })
+                .transientFailureOutcome(Outcome.MODIFIED).build(), StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(modified.transientOutcome(false)).isEqualTo(Outcome.MODIFIED);
+        assertThat(policy(StoreFailurePolicy.FAIL_CLOSED).transientOutcome(false)).isEqualTo(Outcome.RELEASED);
+    }
+
+    @Test
+    void atMostOnceReportsEverythingButBadInputAcceptedAndNeverHoldsOrRejectsAsPoison() {
+        OutcomePolicy p = new OutcomePolicy(Subscription.builder("q", e -> { }).maxAttempts(1)
+                .acknowledgementMode(AcknowledgementMode.AT_MOST_ONCE).build(), StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(p.decide(DeliveryFacts.received(true, null, true, false))).as("stopping: handled, not released")
+                .isEqualTo(Verdict.CLAIM);
+        assertThat(p.decide(DeliveryFacts.received(false, null, true, true))).as("store known down: still tried")
+                .isEqualTo(Verdict.CLAIM);
+        assertThat(p.decide(claimed(5))).as("no attempt limit").isEqualTo(Verdict.RUN);
+        assertThat(p.decide(claimed(5).handled(new IllegalStateException(), true, 0)))
+                .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.FAILED));
+        assertThat(p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null)))
+                .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.IN_PROGRESS));
+        assertThat(p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "x")))
+                .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.STORE_UNAVAILABLE));
+        assertThat(p.decide(DeliveryFacts.received(false, "bad", false, false)).outcome()).isEqualTo(Outcome.REJECTED);
+    }
+
+    @Test
+    void missingIdDescriptionNamesThePropertyTheKeyWasLookedFor() {
+        OutcomePolicy p = new OutcomePolicy(Subscription.builder("q", e -> { })
+                .missingIdPolicy(MissingIdPolicy.applicationProperty("orderId")).build(),
+                StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(p.decide(DeliveryFacts.received(false, null, false, false)).description())
+                .isEqualTo("message has no message-id and no 'orderId' application property");
+    }
+
+    @Test
+    void aPermanentFailureKeepsItsOwnConditionAndDescription() {
+        assertThat(policy(StoreFailurePolicy.FAIL_CLOSED).decide(
+                claimed(1).handled(new PermanentMessageException("app:bad-order", "no such customer", null), true, 0)))
+                .isEqualTo(Verdict.reject(SettleReason.PERMANENT, "app:bad-order", "no such customer"));
+    }
+
+    @Test
+    void descriptionsAreBoundedForTheBroker() {
+        Verdict v = Verdict.reject(SettleReason.PERMANENT, "c:d", "x".repeat(2000));
+        assertThat(v.description()).hasSize(Verdict.MAX_DESCRIPTION).endsWith("...");
+    }
+
+    // ------------------------------------------------------------------ README
+
+    private static final Pattern TICKED = Pattern.compile("`([^`]+)`");
+
+    private static Set<Outcome> outcomesIn(String cell) {
+        Set<Outcome> found = new LinkedHashSet<>();
+        Matcher m = TICKED.matcher(cell);
+        while (m.find()) {
+            String token = m.group(1).toLowerCase(Locale.ROOT);
+            for (Outcome o : Outcome.values()) {
+                String name = o.name().toLowerCase(Locale.ROOT);
+                if (token.equals(name) || token.startsWith(name + "(")) {
+                    found.add(o);
+                }
+            }
+        }
+        return found;
+    }
+
+    private static Set<String> conditionsIn(String cell) {
+        Set<String> found = new LinkedHashSet<>();
+        Matcher m = TICKED.matcher(cell);
+        while (m.find()) {
+            if (m.group(1).matches("[a-z]+:[a-z-]+")) {
+                found.add(m.group(1));
+            }
+        }
+        return found;
+    }
+
+    private static Set<String> reasonsIn(String cell) {
+        Set<String> found = new LinkedHashSet<>();
+        Matcher m = TICKED.matcher(cell);
+        while (m.find()) {
+            found.add(m.group(1));
+        }
+        return found;
+    }
+
+    /** @return case → {outcome cell, reason cell} of the README table headed "| case | outcome | reason |" */
+    static Map<String, String[]> readmeOutcomeTable() throws IOException {
+        List<String> lines = ProjectFiles.readme();
+        Map<String, String[]> table = new LinkedHashMap<>();
+        boolean in = false;
+        for (String line : lines) {
+            String t = line.trim();
+            if (t.replace(" ", "").equals("|case|outcome|reason|")) {
+                in = true;
+                continue;
+            }
+            if (!in) {
+                continue;
+            }
+            if (!t.startsWith("|")) {
+                break;
+            }
+            if (t.startsWith("|---")) {
+                continue;
+            }
+            List<String> cells = new ArrayList<>(List.of(t.substring(1, t.length() - 1).split("\\|", -1)));
+            assertThat(cells).as("row '%s' has three cells", t).hasSize(3);
+            String previous = table.put(cells.get(0).trim(), new String[] {cells.get(1).trim(), cells.get(2).trim()})
+                    == null ? null : "twice";
+            assertThat(previous).as("case listed twice: %s", cells.get(0)).isNull();
+        }
+        assertThat(table).as("README.md has an outcome table headed '| case | outcome | reason |'").isNotEmpty();
+        return table;
+    }
+}
