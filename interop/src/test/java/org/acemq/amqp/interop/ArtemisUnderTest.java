@@ -100,7 +100,7 @@ final class ArtemisUnderTest implements InteropBroker {
         String dlq = EmbeddedArtemis.deadLetterQueueName(queue.name());
         try (AmqpTestClient client = AmqpTestClient.connect(broker)) {
             // dead-lettering follows the consumer's reject asynchronously: take what is there until enough arrived
-            Scenarios.awaitQuietly(Scenarios.DEAD_LETTER_WAIT, () -> {
+            ScenarioRun.awaitQuietly(ScenarioRun.DEAD_LETTER_WAIT, () -> {
                 for (ReceivedMessage m : client.drain(dlq)) {
                     ids.add(String.valueOf(m.messageId()));
                 }

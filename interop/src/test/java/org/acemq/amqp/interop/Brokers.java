@@ -1,7 +1,6 @@
 package org.acemq.amqp.interop;
 
 import java.util.List;
-import java.util.function.Supplier;
 import org.acemq.amqp.interop.rabbitmq.RabbitMqProvider;
 import org.acemq.amqp.testinfra.ArtemisAddressSettings;
 
@@ -15,10 +14,10 @@ final class Brokers {
     /** The names, in the order {@link #all()} lists them. */
     static final List<String> NAMES = List.of("artemis", "artemis-stock", "rabbitmq");
 
-    private static final Lazy<InteropBroker> ARTEMIS = new Lazy<>(() -> artemis(ArtemisAddressSettings.TEST_DEFAULTS));
-    private static final Lazy<InteropBroker> STOCK_ARTEMIS = new Lazy<>(() -> artemis(ArtemisAddressSettings.STOCK));
-    private static final Lazy<InteropBroker> RABBITMQ =
-            new Lazy<>(() -> new RabbitMqUnderTest(RabbitMqProvider.shared()));
+    private static final Once<InteropBroker> ARTEMIS = new Once<>(() -> artemis(ArtemisAddressSettings.TEST_DEFAULTS));
+    private static final Once<InteropBroker> STOCK_ARTEMIS = new Once<>(() -> artemis(ArtemisAddressSettings.STOCK));
+    private static final Once<InteropBroker> RABBITMQ =
+            new Once<>(() -> new RabbitMqUnderTest(RabbitMqProvider.shared()));
 
     private Brokers() {
     }
@@ -52,32 +51,5 @@ final class Brokers {
         ArtemisUnderTest broker = ArtemisUnderTest.start(settings);
         Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "acemq-interop-" + broker.name() + "-stop"));
         return broker;
-    }
-
-    /** Created once; a failure is remembered and thrown again to every later caller. */
-    private static final class Lazy<T> {
-        private final Supplier<T> factory;
-        private T value;
-        private RuntimeException failure;
-
-        Lazy(Supplier<T> factory) {
-            this.factory = factory;
-        }
-
-        synchronized T get() {
-            if (value != null) {
-                return value;
-            }
-            if (failure != null) {
-                throw failure;
-            }
-            try {
-                value = factory.get();
-                return value;
-            } catch (RuntimeException e) {
-                failure = e;
-                throw e;
-            }
-        }
     }
 }

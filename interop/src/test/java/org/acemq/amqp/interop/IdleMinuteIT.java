@@ -38,7 +38,7 @@ class IdleMinuteIT {
         try {
             for (String name : Brokers.NAMES) {
                 try {
-                    Watch w = new Watch(Scenarios.run(Brokers.byName(name), "idle"));
+                    Watch w = new Watch(ScenarioRun.of(Brokers.byName(name), "idle"));
                     watches.put(name, w);
                     w.run.startConsumer();
                     w.run.publish(w.run.ledger.newMessages(BATCH, Kind.NORMAL));
@@ -51,7 +51,7 @@ class IdleMinuteIT {
                 }
             }
             for (Watch w : watches.values()) {
-                Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, w.run.ledger::allSucceeded);
+                ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, w.run.ledger::allSucceeded);
                 w.interruptionsBefore = w.run.tally.interruptions();
             }
 
@@ -77,8 +77,8 @@ class IdleMinuteIT {
                 }
             }
             for (Watch w : watches.values()) {
-                Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, w.run.ledger::allSucceeded);
-                Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, w.run::settled);
+                ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, w.run.ledger::allSucceeded);
+                ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, w.run::settled);
             }
 
             for (Map.Entry<String, Watch> e : watches.entrySet()) {
@@ -111,7 +111,7 @@ class IdleMinuteIT {
 
     /** One broker's consumer over the idle minute. */
     private static final class Watch {
-        final Scenarios run;
+        final ScenarioRun run;
         final List<String> firstUnhealthy = new ArrayList<>();
         final long start = System.nanoTime();
         int interruptionsBefore;
@@ -119,7 +119,7 @@ class IdleMinuteIT {
         volatile int samples;
         volatile int unhealthy;
 
-        Watch(Scenarios run) {
+        Watch(ScenarioRun run) {
             this.run = run;
         }
 

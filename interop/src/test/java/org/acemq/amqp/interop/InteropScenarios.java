@@ -37,73 +37,71 @@ abstract class InteropScenarios {
     /** @return the broker under test */
     abstract InteropBroker broker();
 
+    /** Nothing lost, nothing processed twice, {@code expected} messages handled exactly once, nothing left behind. */
+    static void assertHandledExactlyOnce(ScenarioRun run, int expected) {
+        Books books = run.ledger.books();
+        assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
+        assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
+        assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(expected);
+        assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
+    }
+
     @Test
     void duplicatesAreAbsorbed() {
-        try (Scenarios run = Scenarios.run(broker(), "duplicates")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "duplicates")) {
             List<MessageSpec> originals = run.ledger.newMessages(80, Kind.NORMAL);
             List<MessageSpec> copies = Ledger.copies(originals.subList(0, 20));
             run.startConsumer();
             run.publish(originals);
             run.publish(copies);
 
-            Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
                     && run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE) >= copies.size());
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(originals.size());
+            assertHandledExactlyOnce(run, originals.size());
             assertThat(run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE))
                     .as("copies accepted as duplicates without running the handler%s", run.report())
                     .isEqualTo(copies.size());
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
         }
     }
 
     @Test
     void aMessageThatFailsOnceIsProcessedOnceAfterARetry() {
-        try (Scenarios run = Scenarios.run(broker(), "fail-once")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "fail-once")) {
             List<MessageSpec> messages = new ArrayList<>(run.ledger.newMessages(40, Kind.NORMAL));
             messages.addAll(run.ledger.newMessages(10, Kind.FAIL_ONCE));
             run.startConsumer();
             run.publish(messages);
 
-            Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, run.ledger::allSucceeded);
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(messages.size());
+            assertHandledExactlyOnce(run, messages.size());
             for (String id : run.ledger.ids(Kind.FAIL_ONCE)) {
                 assertThat(run.ledger.attempts(id)).as("handler runs of %s (fails once)%s", id, run.report())
                         .isEqualTo(2);
             }
             assertThat(run.tally.settled(Outcome.REJECTED, SettleReason.POISON)).as("poison%s", run.report()).isZero();
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
         }
     }
 
     @Test
     void poisonIsDeadLetteredAfterMaxAttempts() {
-        try (Scenarios run = Scenarios.run(broker(), "poison")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "poison")) {
             List<MessageSpec> messages = new ArrayList<>(run.ledger.newMessages(20, Kind.NORMAL));
             messages.addAll(run.ledger.newMessages(3, Kind.POISON));
             int poison = run.ledger.ids(Kind.POISON).size();
             run.startConsumer();
             run.publish(messages);
 
-            Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
                     && run.tally.settled(Outcome.REJECTED, SettleReason.POISON) >= poison);
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(messages.size() - poison);
+            assertHandledExactlyOnce(run, messages.size() - poison);
             for (String id : run.ledger.ids(Kind.POISON)) {
                 assertThat(run.ledger.attempts(id)).as("handler runs of poison %s%s", id, run.report())
                         .isEqualTo(Subscription.DEFAULT_MAX_ATTEMPTS);
@@ -113,19 +111,18 @@ abstract class InteropScenarios {
             Optional<List<String>> deadLetters = run.broker.takeDeadLetters(run.queue, poison);
             deadLetters.ifPresent(ids -> assertThat(ids).as("dead-lettered%s", run.report())
                     .containsExactlyInAnyOrderElementsOf(run.ledger.ids(Kind.POISON)));
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
         }
     }
 
     @Test
     void whatIsPublishedWhileTheConsumerIsDownIsConsumedAfterItsRestart() {
-        try (Scenarios run = Scenarios.run(broker(), "consumer-restart")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "consumer-restart")) {
             List<MessageSpec> before = run.ledger.newMessages(30, Kind.NORMAL);
             List<MessageSpec> whileDown = run.ledger.newMessages(30, Kind.NORMAL);
             AmqpConsumer first = run.startConsumer();
             run.publish(before);
-            assertThat(Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, () -> run.ledger.books().handledOnce()
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.books().handledOnce()
                     >= before.size())).as("the first consumer handled the first batch%s", run.report()).isTrue();
             first.close();
             assertThat(first.health().state()).as("state after close()%s", run.report())
@@ -133,60 +130,51 @@ abstract class InteropScenarios {
 
             run.publish(whileDown);
             run.startConsumer();
-            Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, run.ledger::allSucceeded);
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report())
-                    .isEqualTo(before.size() + whileDown.size());
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
+            assertHandledExactlyOnce(run, before.size() + whileDown.size());
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
         }
     }
 
     @Test
     void aBrokerRestartLosesNothing() throws Exception {
-        try (Scenarios run = Scenarios.run(broker(), "broker-restart")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "broker-restart")) {
             List<MessageSpec> before = run.ledger.newMessages(40, Kind.NORMAL);
             List<MessageSpec> after = run.ledger.newMessages(20, Kind.NORMAL);
             Gate gate = run.ledger.blockAt(15); // a handler is running when the broker goes down
             AmqpConsumer consumer = run.startConsumer();
             run.publish(before);
-            assertThat(gate.awaitBlocked(Scenarios.PROCESSING_WAIT))
+            assertThat(gate.awaitBlocked(ScenarioRun.PROCESSING_WAIT))
                     .as("the 15th handler call started%s", run.report()).isTrue();
             run.broker.restart();
             gate.open();
             run.publish(after);
 
-            Scenarios.awaitQuietly(Scenarios.RESTART_WAIT, run.ledger::allSucceeded);
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
+            ScenarioRun.awaitQuietly(ScenarioRun.RESTART_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(before.size() + after.size());
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
-            assertThat(Scenarios.awaitQuietly(Scenarios.ATTACH_WAIT, () -> consumer.health().healthy()))
+            assertHandledExactlyOnce(run, before.size() + after.size());
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.ATTACH_WAIT, () -> consumer.health().healthy()))
                     .as("healthy again after the restart%s", run.report()).isTrue();
         }
     }
 
     @Test
     void closeIsCleanAndLosesNothing() throws Exception {
-        try (Scenarios run = Scenarios.run(broker(), "close")) {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "close")) {
             List<MessageSpec> messages = run.ledger.newMessages(40, Kind.NORMAL);
             Gate gate = run.ledger.blockAt(10); // a handler is running when close() is called
             AmqpConsumer consumer = run.startConsumer();
             run.publish(messages);
-            assertThat(gate.awaitBlocked(Scenarios.PROCESSING_WAIT))
+            assertThat(gate.awaitBlocked(ScenarioRun.PROCESSING_WAIT))
                     .as("the 10th handler call started%s", run.report()).isTrue();
 
             LogWindow consumerLog = LogWindow.suiteLog(LogWindow.CONSUMER_PROBLEM);
             LogWindow brokerLog = run.broker.errorLog();
             CompletableFuture<Void> closing = CompletableFuture.runAsync(consumer::close);
-            boolean stopping = Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT,
+            boolean stopping = ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT,
                     () -> consumer.health().state() != ConsumerHealth.State.RUNNING);
             gate.open();
             closing.get(AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT.plusSeconds(30).toSeconds(), TimeUnit.SECONDS);
@@ -205,18 +193,14 @@ abstract class InteropScenarios {
 
             // what the closed consumer did not handle is back on the broker, and a new consumer takes it
             int handled = run.ledger.books().handledOnce();
-            assertThat(Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT,
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT,
                     () -> run.broker.messagesLeft(run.queue) == messages.size() - handled))
                     .as("the broker holds exactly the %d messages not handled%s", messages.size() - handled,
                             run.report()).isTrue();
             run.startConsumer();
-            Scenarios.awaitQuietly(Scenarios.PROCESSING_WAIT, run.ledger::allSucceeded);
-            Scenarios.awaitQuietly(Scenarios.SETTLE_WAIT, run::settled);
-            Books books = run.ledger.books();
-            assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
-            assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
-            assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(messages.size());
-            assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+            assertHandledExactlyOnce(run, messages.size());
         }
     }
 }

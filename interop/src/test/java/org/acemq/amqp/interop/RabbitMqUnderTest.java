@@ -68,7 +68,7 @@ final class RabbitMqUnderTest implements InteropBroker {
     public Optional<List<String>> takeDeadLetters(TestQueue queue, int expected) {
         String dlq = RabbitMq.deadLetterQueueName(queue.name());
         // dead-lettering follows the consumer's reject asynchronously
-        Scenarios.awaitQuietly(Scenarios.DEAD_LETTER_WAIT, () -> broker.readyCount(dlq) >= expected);
+        ScenarioRun.awaitQuietly(ScenarioRun.DEAD_LETTER_WAIT, () -> broker.readyCount(dlq) >= expected);
         int available = (int) broker.readyCount(dlq);
         List<String> ids = new ArrayList<>();
         if (available > 0) {

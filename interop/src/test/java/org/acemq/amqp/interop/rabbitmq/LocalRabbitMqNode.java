@@ -82,12 +82,22 @@ final class LocalRabbitMqNode implements BrokerControl {
     }
 
     /**
-     * Starts a new node and waits until it accepts clients.
+     * Starts a new node and waits until it accepts clients. A node that exits while starting (a port taken between
+     * choosing it and binding it) is tried once more on new ports.
      *
      * @return the running node
      * @throws IllegalStateException if it does not start within {@link #START_TIMEOUT}; nothing is left running
      */
     static LocalRabbitMqNode start() {
+        try {
+            return startOnce();
+        } catch (NodeExited e) {
+            LOG.warn("RabbitMQ node exited while starting; trying once more on new ports: {}", e.getMessage());
+            return startOnce();
+        }
+    }
+
+    private static LocalRabbitMqNode startOnce() {
         LocalRabbitMqNode node;
         try {
             node = new LocalRabbitMqNode(Files.createTempDirectory("acemq-rabbitmq-"));
@@ -209,7 +219,7 @@ final class LocalRabbitMqNode implements BrokerControl {
         long deadline = begin + START_TIMEOUT.toNanos();
         while (!logContains(log, logOffset, READY_LINE)) {
             if (!server.isAlive()) {
-                throw new IllegalStateException("the RabbitMQ node " + nodeName + " exited with " + server.exitValue()
+                throw new NodeExited("the RabbitMQ node " + nodeName + " exited with " + server.exitValue()
                         + " while starting; its output:\n" + tail(out) + "\nits log:\n" + tail(log));
             }
             if (System.nanoTime() > deadline) {
@@ -388,6 +398,15 @@ final class LocalRabbitMqNode implements BrokerControl {
             });
         } catch (IOException | UncheckedIOException ignored) {
             // best effort
+        }
+    }
+
+    /** The node process ended while starting. */
+    private static final class NodeExited extends IllegalStateException {
+        private static final long serialVersionUID = 1L;
+
+        NodeExited(String message) {
+            super(message);
         }
     }
 }

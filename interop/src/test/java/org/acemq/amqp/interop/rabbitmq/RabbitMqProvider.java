@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.acemq.amqp.interop.Once;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -50,9 +51,7 @@ public final class RabbitMqProvider {
     public static final String DOCKER_IMAGE = "rabbitmq:4.1";
 
     private static final Logger LOG = LoggerFactory.getLogger(RabbitMqProvider.class);
-    private static final Object LOCK = new Object();
-    private static volatile RabbitMq shared;
-    private static volatile RuntimeException sharedFailure;
+    private static final Once<RabbitMq> SHARED = new Once<>(() -> locate(System.getenv()));
 
     private RabbitMqProvider() {
     }
@@ -62,25 +61,7 @@ public final class RabbitMqProvider {
      * @throws RabbitMqUnavailableException if no option works (again on every later call)
      */
     public static RabbitMq shared() {
-        RabbitMq broker = shared;
-        if (broker != null) {
-            return broker;
-        }
-        synchronized (LOCK) {
-            if (shared != null) {
-                return shared;
-            }
-            if (sharedFailure != null) {
-                throw sharedFailure;
-            }
-            try {
-                shared = locate(System.getenv());
-                return shared;
-            } catch (RuntimeException e) {
-                sharedFailure = e;
-                throw e;
-            }
-        }
+        return SHARED.get();
     }
 
     static RabbitMq locate(Map<String, String> env) {

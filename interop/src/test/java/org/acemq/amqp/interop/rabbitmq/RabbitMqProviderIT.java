@@ -22,7 +22,10 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The RabbitMQ the tests get: AMQP 1.0 works, the dead-letter policy is in force, a private node cleans up after itself. */
+/**
+ * The RabbitMQ the tests get: AMQP 1.0 works, the dead-letter policy is in force, a private node cleans up after
+ * itself. (A restart keeping durable queues and messages is part of the broker-restart scenario.)
+ */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class RabbitMqProviderIT {
 
@@ -60,7 +63,7 @@ class RabbitMqProviderIT {
     }
 
     @Test
-    void aPrivateNodeKeepsDurableMessagesOverARestartAndLeavesNothingBehind() throws Exception {
+    void aPrivateNodeServesAmqpAndLeavesNothingBehindWhenClosed() throws Exception {
         assertThat(LocalRabbitMqNode.installed()).as("the Debian package rabbitmq-server is installed ("
                 + RabbitMqUnavailableException.HOW_TO_PROVIDE + ")").isTrue();
         LocalRabbitMqNode node = LocalRabbitMqNode.start();
@@ -73,12 +76,9 @@ class RabbitMqProviderIT {
             String queue = "interop.private." + UUID.randomUUID();
             rabbit.declareQueue(queue);
             try (AmqpTestClient client = AmqpTestClient.connect(node.host(), node.amqpPort(), "guest", "guest")) {
-                client.send(rabbit.queueAddress(queue), AmqpTestClient.message("durable-1", "x"),
-                        AmqpTestClient.message("durable-2", "y"));
+                client.send(rabbit.queueAddress(queue), AmqpTestClient.message("m-1", "x"));
             }
-            rabbit.restart();
-            System.out.printf("private RabbitMQ node restarted in %d ms%n", node.lastStartTime().toMillis());
-            assertThat(rabbit.readyCount(queue)).as("durable messages after a restart").isEqualTo(2);
+            assertThat(rabbit.readyCount(queue)).isEqualTo(1);
             pid = node.pid();
             assertThat(pid).isPositive();
         } finally {

@@ -21,7 +21,7 @@ import org.awaitility.core.ConditionTimeoutException;
  * <p>Also the waiting helpers and bounds every scenario shares. A bound is how long the suite waits for something
  * that should happen; when it passes, the scenario asserts and reports exactly what did happen.
  */
-final class Scenarios implements AutoCloseable {
+final class ScenarioRun implements AutoCloseable {
 
     /** How long a consumer may take to connect and attach. */
     static final Duration ATTACH_WAIT = Duration.ofSeconds(30);
@@ -45,15 +45,15 @@ final class Scenarios implements AutoCloseable {
     private final LogWindow consumerLog = LogWindow.suiteLog(LogWindow.CONSUMER_PROBLEM);
     private volatile AmqpConsumer consumer;
 
-    private Scenarios(InteropBroker broker, String scenario) {
+    private ScenarioRun(InteropBroker broker, String scenario) {
         this.broker = broker;
         this.queue = broker.newQueue(scenario);
         this.ledger = new Ledger(queue.name());
     }
 
     /** A new run of {@code scenario} on {@code broker}, with a queue of its own. */
-    static Scenarios run(InteropBroker broker, String scenario) {
-        return new Scenarios(broker, scenario);
+    static ScenarioRun of(InteropBroker broker, String scenario) {
+        return new ScenarioRun(broker, scenario);
     }
 
     /**
