@@ -77,6 +77,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
     private final String password;
     private final int requestedPort;
     private final String acceptorParameters;
+    private final ArtemisAddressSettings addressSettings;
 
     private ActiveMQServer server;
     private int port = -1;
@@ -90,6 +91,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
         this.password = b.password;
         this.requestedPort = b.port;
         this.acceptorParameters = b.acceptorParameters;
+        this.addressSettings = b.addressSettings;
         if (b.dataDirectory != null) {
             this.dataDirectory = b.dataDirectory;
             this.deleteDataDirectoryOnClose = false;
@@ -288,6 +290,11 @@ public final class EmbeddedArtemis implements AutoCloseable {
         return redeliveryDelay;
     }
 
+    /** Which address settings the broker runs with (default {@link ArtemisAddressSettings#TEST_DEFAULTS}). */
+    public ArtemisAddressSettings addressSettings() {
+        return addressSettings;
+    }
+
     /** The running Artemis server, for anything not covered here. */
     public synchronized ActiveMQServer server() {
         if (server == null) {
@@ -454,6 +461,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
                 .setAutoCreateQueues(true).setAutoCreateAddresses(true)
                 .setDefaultAddressRoutingType(RoutingType.ANYCAST)
                 .setDefaultQueueRoutingType(RoutingType.ANYCAST));
+        addressSettings.applyTo(cfg);
 
         ActiveMQSecurityManager securityManager = null;
         if (user != null) {
@@ -516,8 +524,19 @@ public final class EmbeddedArtemis implements AutoCloseable {
         private String password;
         private int port;
         private String acceptorParameters = "";
+        private ArtemisAddressSettings addressSettings = ArtemisAddressSettings.TEST_DEFAULTS;
 
         private Builder() {
+        }
+
+        /**
+         * {@link ArtemisAddressSettings#STOCK} runs the broker with Artemis' own defaults instead of the test
+         * configuration described in the class comment; {@link #maxDeliveryAttempts} and {@link #redeliveryDelay}
+         * then have no effect. Default: {@link ArtemisAddressSettings#TEST_DEFAULTS}.
+         */
+        public Builder addressSettings(ArtemisAddressSettings addressSettings) {
+            this.addressSettings = Objects.requireNonNull(addressSettings, "addressSettings");
+            return this;
         }
 
         /** Journal on disk (NIO) or memory only. Default: false. */
