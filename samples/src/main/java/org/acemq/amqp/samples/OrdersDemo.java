@@ -19,10 +19,13 @@ import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.micrometer.MicrometerObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.apache.qpid.protonj2.client.Client;
+import org.apache.qpid.protonj2.client.Connection;
+import org.apache.qpid.protonj2.client.ConnectionOptions;
 import org.apache.qpid.protonj2.client.Delivery;
 import org.apache.qpid.protonj2.client.DistributionMode;
 import org.apache.qpid.protonj2.client.Message;
@@ -37,8 +40,11 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * poison messages, consumes it with {@link AmqpConsumer}, and proves from the handler's recorded effects that every
  * order was processed exactly once and every poison message was dead-lettered.
  *
- * <p>With no arguments it starts an embedded ActiveMQ Artemis broker in this process and uses the in-memory
- * idempotency store. See {@link DemoOptions#USAGE} and {@code docs/sample.md}.
+ * <p>With no arguments it starts an embedded ActiveMQ Artemis broker in this process (the published
+ * {@code acemq-test-support}'s {@link EmbeddedArtemis}) and uses the in-memory idempotency store. It publishes and
+ * browses with the protonj2 client directly, as an application's own publisher would. With
+ * {@code --prometheus-port} it also binds {@link MicrometerObserver} to a Prometheus registry served over HTTP. See
+ * {@link DemoOptions#USAGE} and {@code docs/sample.md}.
  *
  * <p>Exit status: 0 PASS, 1 FAIL (or an error), 2 bad arguments.
  */
@@ -121,9 +127,16 @@ public final class OrdersDemo {
 
         EmbeddedArtemis broker = null;
         HikariDataSource pool = null;
-        AmqpTestClient client = null;
+        Client client = null;
         AmqpConsumer consumer = null;
+        MetricsEndpoint metrics = null;
         try {
+            MicrometerObserver micrometer = null;
+            if (options.prometheus()) {
+                metrics = MetricsEndpoint.start(options.prometheusPort());
+                micrometer = MicrometerObserver.of(metrics.registry());
+                progress.show(" serving metrics for Prometheus at " + metrics.url(), true);
+            }
             String host;
             int port;
             String queue;
@@ -161,14 +174,13 @@ public final class OrdersDemo {
                 storeDescription = "in-memory";
             }
 
-            client = options.user() != null
-                    ? AmqpTestClient.connect(host, port, options.user(), options.password())
-                    : AmqpTestClient.connect(host, port);
-            int published = publish(client, queue, workload, progress);
+            client = Client.create();
+            Connection amqp = connect(client, host, port, options);
+            int published = publish(amqp, queue, workload, progress);
             progress.finish();
 
             // ---- consume
-            DemoObserver observer = new DemoObserver();
+            DemoObserver observer = micrometer == null ? new DemoObserver() : new DemoObserver(micrometer);
             Effects effects = new Effects(workload);
             ConnectionSettings.Builder connection = ConnectionSettings.builder(host, port);
             if (options.user() != null) {
@@ -185,6 +197,9 @@ public final class OrdersDemo {
                             .maxAttempts(options.maxAttempts())
                             .build())
                     .start();
+            if (micrometer != null) {
+                micrometer.bindTo(consumer); // the gauges: connected, paused, in-flight, oldest claim age, ...
+            }
 
             boolean completed = false;
             while (true) {
@@ -214,7 +229,7 @@ public final class OrdersDemo {
             int ours;
             do {
                 inDlq.clear();
-                ours = browse(client, dlq, workload, inDlq);
+                ours = browse(amqp, dlq, workload, inDlq);
                 if (!completed || poisonMissing(workload, inDlq) == 0) {
                     break;
                 }
@@ -225,6 +240,11 @@ public final class OrdersDemo {
             DemoResult result = DemoResult.compute(options, workload, published, effects, observer, inDlq, ours,
                     Math.max(1, end - consumeStart), timeoutMessage);
             printSummary(out, options, workload, brokerDescription, queue, dlq, storeDescription, result);
+            if (metrics != null && !options.prometheusHold().isZero()) {
+                err.println(" serving the final metrics at " + metrics.url() + " for "
+                        + options.prometheusHold().toSeconds() + " s");
+                sleep(options.prometheusHold().toMillis());
+            }
             return result;
         } finally {
             if (consumer != null) {
@@ -239,6 +259,27 @@ public final class OrdersDemo {
             if (broker != null) {
                 broker.close();
             }
+            if (metrics != null) {
+                metrics.close();
+            }
+        }
+    }
+
+    /** One connection for publishing and browsing, opened synchronously; no reconnect (the demo then fails). */
+    private static Connection connect(Client client, String host, int port, DemoOptions options) {
+        ConnectionOptions connectionOptions = new ConnectionOptions();
+        if (options.user() != null) {
+            connectionOptions.user(options.user()).password(options.password());
+        }
+        try {
+            Connection connection = client.connect(host, port, connectionOptions);
+            connection.openFuture().get(30, TimeUnit.SECONDS);
+            return connection;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while connecting to " + host + ":" + port, e);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot connect to " + host + ":" + port + ": " + describe(e), e);
         }
     }
 
@@ -304,12 +345,12 @@ public final class OrdersDemo {
      * Publishes the plan on one sender link, pipelined: up to {@value #PUBLISH_WINDOW} messages are in flight, and
      * each is counted only once the broker accepted it.
      */
-    private static int publish(AmqpTestClient client, String queue, Workload workload, Progress progress) {
+    private static int publish(Connection connection, String queue, Workload workload, Progress progress) {
         int total = workload.published();
         int confirmed = 0;
         long start = System.nanoTime();
         ArrayDeque<Tracker> window = new ArrayDeque<>(PUBLISH_WINDOW);
-        try (Sender sender = client.connection().openSender(queue)) {
+        try (Sender sender = connection.openSender(queue)) {
             sender.openFuture().get(30, TimeUnit.SECONDS);
             for (int i = 0; i < total; i++) {
                 int order = workload.orderAt(i);
@@ -362,11 +403,11 @@ public final class OrdersDemo {
      *
      * @return how many of this run's messages are in the queue
      */
-    private static int browse(AmqpTestClient client, String dlq, Workload workload, BitSet found) {
+    private static int browse(Connection connection, String dlq, Workload workload, BitSet found) {
         ReceiverOptions options = new ReceiverOptions().creditWindow(0).autoAccept(false);
         options.sourceOptions().distributionMode(DistributionMode.COPY);
         int ours = 0;
-        try (Receiver receiver = client.connection().openReceiver(dlq, options)) {
+        try (Receiver receiver = connection.openReceiver(dlq, options)) {
             receiver.openFuture().get(30, TimeUnit.SECONDS);
             while (true) {
                 receiver.addCredit(BROWSE_BATCH);
