@@ -3,6 +3,7 @@ package org.acemq.amqp.samples;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintStream;
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.BitSet;
@@ -221,6 +222,7 @@ public final class OrdersDemo {
             String timeoutMessage = completed ? null : timeoutMessage(options, workload, published, effects, observer);
 
             consumer.close();
+            AmqpConsumer closed = consumer; // its gauges report the final state while --prometheus-hold serves them
             consumer = null;
 
             // ---- dead-letter queue: wait (bounded) until every poison order is there
@@ -245,6 +247,7 @@ public final class OrdersDemo {
                         + options.prometheusHold().toSeconds() + " s");
                 sleep(options.prometheusHold().toMillis());
             }
+            Reference.reachabilityFence(closed); // MicrometerObserver's gauges hold the consumer weakly
             return result;
         } finally {
             if (consumer != null) {
