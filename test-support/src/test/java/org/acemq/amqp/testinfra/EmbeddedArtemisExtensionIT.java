@@ -3,7 +3,6 @@ package org.acemq.amqp.testinfra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.time.Duration;
 import java.util.List;
@@ -18,8 +17,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.platform.testkit.engine.EngineTestKit;
-import org.junit.platform.testkit.engine.Events;
 
 /**
  * {@link EmbeddedArtemisExtension} as test classes use it. Each scenario is a fixture class run through the JUnit
@@ -34,7 +31,7 @@ class EmbeddedArtemisExtensionIT {
     @Test
     void aStaticFieldSharesOneBrokerAmongTheTestsOfTheClassAndItsNestedClassesAndStopsItAfterThem() {
         SEEN.clear();
-        run(SharedBroker.class).assertStatistics(s -> s.started(3).succeeded(3));
+        Fixtures.run(SharedBroker.class).assertStatistics(s -> s.started(3).succeeded(3));
         assertThat(SEEN).hasSize(3);
         assertThat(SEEN.get(1)).isSameAs(SEEN.get(0));
         assertThat(SEEN.get(2)).isSameAs(SEEN.get(0));
@@ -44,7 +41,7 @@ class EmbeddedArtemisExtensionIT {
     @Test
     void anInstanceFieldGivesEveryTestABrokerOfItsOwn() {
         SEEN.clear();
-        run(BrokerPerTest.class).assertStatistics(s -> s.started(2).succeeded(2));
+        Fixtures.run(BrokerPerTest.class).assertStatistics(s -> s.started(2).succeeded(2));
         assertThat(SEEN).hasSize(2);
         assertThat(SEEN.get(1)).isNotSameAs(SEEN.get(0));
         assertThat(SEEN).allSatisfy(b -> assertThat(b.isRunning()).isFalse());
@@ -53,7 +50,7 @@ class EmbeddedArtemisExtensionIT {
     @Test
     void declaredWithExtendWithItInjectsTheBrokerAndAClientAndAppliesNoOptions() {
         SEEN.clear();
-        run(Declared.class).assertStatistics(s -> s.started(1).succeeded(1));
+        Fixtures.run(Declared.class).assertStatistics(s -> s.started(1).succeeded(1));
         assertThat(SEEN).singleElement().satisfies(b -> {
             assertThat(b.maxDeliveryAttempts()).isEqualTo(3);
             assertThat(b.isRunning()).isFalse();
@@ -63,7 +60,7 @@ class EmbeddedArtemisExtensionIT {
     @Test
     void theBuilderGivenToOfConfiguresTheBroker() {
         SEEN.clear();
-        run(Configured.class).assertStatistics(s -> s.started(1).succeeded(1));
+        Fixtures.run(Configured.class).assertStatistics(s -> s.started(1).succeeded(1));
         assertThat(SEEN).singleElement().satisfies(b -> assertThat(b.maxDeliveryAttempts()).isEqualTo(7));
     }
 
@@ -72,14 +69,6 @@ class EmbeddedArtemisExtensionIT {
         assertThatThrownBy(() -> EmbeddedArtemisExtension.withDefaults().broker())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("only inside the tests");
-    }
-
-    private static Events run(Class<?> fixture) {
-        Events tests = EngineTestKit.engine("junit-jupiter").selectors(selectClass(fixture)).execute().testEvents();
-        tests.failed().stream().forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
-                .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
-                .ifPresent(Throwable::printStackTrace));
-        return tests;
     }
 
     // ---------------------------------------------------------------------------------------------------- fixtures

@@ -2,7 +2,6 @@ package org.acemq.amqp.testinfra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -18,8 +17,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.platform.testkit.engine.EngineTestKit;
-import org.junit.platform.testkit.engine.Events;
 
 /**
  * {@link PostgresExtension} as test classes use it, through fixture classes run by the JUnit engine test kit. The
@@ -33,7 +30,7 @@ class PostgresExtensionIT {
     @Test
     void aStaticFieldGivesTheClassOneSchemaAndDropsItAfterwards() throws SQLException {
         SEEN.clear();
-        run(SchemaPerClass.class).assertStatistics(s -> s.started(2).succeeded(2));
+        Fixtures.run(SchemaPerClass.class).assertStatistics(s -> s.started(2).succeeded(2));
         assertThat(SEEN).hasSize(2).containsOnly(SEEN.get(0));
         assertThat(SEEN.get(0)).startsWith("t_schemaperclass_");
         assertThat(schemaExists(SEEN.get(0))).as("dropped after the class").isFalse();
@@ -42,7 +39,7 @@ class PostgresExtensionIT {
     @Test
     void anInstanceFieldGivesEveryTestANewSchema() throws SQLException {
         SEEN.clear();
-        run(SchemaPerTest.class).assertStatistics(s -> s.started(2).succeeded(2));
+        Fixtures.run(SchemaPerTest.class).assertStatistics(s -> s.started(2).succeeded(2));
         assertThat(SEEN).hasSize(2).doesNotHaveDuplicates();
         for (String schema : SEEN) {
             assertThat(schemaExists(schema)).as("%s dropped after its test", schema).isFalse();
@@ -62,14 +59,6 @@ class PostgresExtensionIT {
             rs.next();
             return rs.getInt(1) > 0;
         }
-    }
-
-    private static Events run(Class<?> fixture) {
-        Events tests = EngineTestKit.engine("junit-jupiter").selectors(selectClass(fixture)).execute().testEvents();
-        tests.failed().stream().forEach(e -> e.getPayload(org.junit.platform.engine.TestExecutionResult.class)
-                .flatMap(org.junit.platform.engine.TestExecutionResult::getThrowable)
-                .ifPresent(Throwable::printStackTrace));
-        return tests;
     }
 
     private static int count(DataSource ds, String sql) throws SQLException {
