@@ -68,7 +68,7 @@ class ArtifactsIT {
 
     @Test
     void theSampleJarsNameVersionAndCommitButHaveNoSourcesOrJavadocBecauseTheSampleIsNotPublished() throws IOException {
-        Path target = Project.file("samples/target");
+        Path target = Project.toolingModule("acemq-samples").resolve("target");
         String version = Project.version();
         assertManifest(target.resolve("acemq-samples-" + version + ".jar"), "acemq-samples", version,
                 expectedRevision());

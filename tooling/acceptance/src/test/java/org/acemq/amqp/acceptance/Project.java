@@ -81,6 +81,22 @@ final class Project {
         return modules;
     }
 
+    /**
+     * @param artifactId a module under tooling/pom.xml
+     * @return its directory, wherever tooling/pom.xml says it is
+     */
+    static Path toolingModule(String artifactId) {
+        Path tooling = root().resolve("tooling");
+        Matcher m = MODULE.matcher(read("tooling/pom.xml"));
+        while (m.find()) {
+            Path dir = tooling.resolve(m.group(1).trim()).normalize();
+            if (artifactId(readPom(dir)).equals(artifactId)) {
+                return dir;
+            }
+        }
+        throw new IllegalStateException(artifactId + " is not a module of tooling/pom.xml");
+    }
+
     static String readPom(Path moduleDir) {
         try {
             return Files.readString(moduleDir.resolve("pom.xml"));
