@@ -182,7 +182,7 @@ public final class OrdersDemo {
 
             // ---- consume
             DemoObserver observer = micrometer == null ? new DemoObserver() : new DemoObserver(micrometer);
-            Effects effects = new Effects(workload);
+            Effects effects = new Effects(workload, options.work());
             ConnectionSettings.Builder connection = ConnectionSettings.builder(host, port);
             if (options.user() != null) {
                 connection.credentials(options.user(), options.password());
@@ -296,16 +296,18 @@ public final class OrdersDemo {
      */
     static final class Effects implements MessageHandler {
         private final Workload workload;
+        private final long workMillis;
         private final ConcurrentHashMap<String, AtomicInteger> effects = new ConcurrentHashMap<>();
         private final AtomicInteger done = new AtomicInteger();
         private final LongAdder foreign = new LongAdder();
 
-        Effects(Workload workload) {
+        Effects(Workload workload, Duration work) {
             this.workload = workload;
+            this.workMillis = work.toMillis();
         }
 
         @Override
-        public void handle(Envelope envelope) {
+        public void handle(Envelope envelope) throws InterruptedException {
             int order = workload.orderOf(envelope.messageId());
             if (order < 0) {
                 foreign.increment(); // not from this run (left over in a shared queue): accept and ignore
@@ -317,6 +319,9 @@ public final class OrdersDemo {
             }
             if (Workload.FAULT_TRANSIENT.equals(fault) && envelope.attempt() == 1) {
                 throw new IllegalStateException("order service briefly unavailable (simulated, attempt 1)");
+            }
+            if (workMillis > 0) {
+                Thread.sleep(workMillis); // --work: stands for the order service's time, not a wait for anything
             }
             String orderId = (String) envelope.messageId();
             int count = effects.computeIfAbsent(orderId, k -> new AtomicInteger()).incrementAndGet();

@@ -28,6 +28,15 @@ class DemoOptionsTest {
         assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(120));
         assertThat(o.prometheus()).isFalse();
         assertThat(o.prometheusHold()).isEqualTo(Duration.ZERO);
+        assertThat(o.work()).isEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void simulatedWorkPerOrder() {
+        assertThat(DemoOptions.parse("--work", "5").work()).isEqualTo(Duration.ofMillis(5));
+        assertThatThrownBy(() -> DemoOptions.parse("--work", "-1"))
+                .isInstanceOf(DemoOptions.UsageException.class)
+                .hasMessage("--work must be between 0 and 60000, but was -1");
     }
 
     @Test

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * on a free port with its own data directory) that scraped a real run of the sample (OrdersDemo with
  * {@code --prometheus-port}: embedded Artemis, in-memory store, duplicates, transient failures and poison messages).
  *
- * <p>Each target is run the way Grafana runs it over the run's time range: range queries with a 1 s step and
+ * <p>The sample runs 2,000 orders with 5 ms of simulated handler work on 2 threads, so that consuming lasts several
+ * scrape intervals on any machine. Each target is run the way Grafana runs it over the run's time range: range queries with a 1 s step and
  * {@code $__rate_interval} = 4 s (four scrape intervals), instant queries (stat panels) at the end of the run; the
  * template variables take their "All" value. A query returns data when at least one series has a finite value. The
  * same Prometheus loads the alert rules; every rule must evaluate without error. The answers are printed.
@@ -78,7 +79,9 @@ class DashboardQueriesIT {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             Instant start = Instant.now();
-            int status = OrdersDemo.run(new String[] {"--messages", "3000", "--concurrency", "4",
+            // 2,000 orders at 5 ms of handler work on 2 threads: consuming takes 5 s or more on any machine, so that
+            // the 1 s scrapes see the counters and histograms move (a run between two scrapes would show no rates)
+            int status = OrdersDemo.run(new String[] {"--messages", "2000", "--concurrency", "2", "--work", "5",
                     "--prometheus-port", String.valueOf(metricsPort), "--prometheus-hold", "6", "--timeout", "300"},
                     print(out), print(err), false);
             Instant end = Instant.now();
