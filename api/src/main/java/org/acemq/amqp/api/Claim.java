@@ -12,7 +12,13 @@ import java.util.Objects;
  */
 public record Claim(String messageId, IdempotencyStore.ClaimResult result, int attempt) {
 
-    /** Validates the fields. */
+    /**
+     * Validates the fields.
+     *
+     * @param messageId the identifier that was claimed; not null
+     * @param result whether the caller owns the identifier now; not null
+     * @param attempt {@code >= 0}, and {@code >= 1} for {@link IdempotencyStore.ClaimResult#CLAIMED}
+     */
     public Claim {
         Objects.requireNonNull(messageId, "messageId");
         Objects.requireNonNull(result, "result");

@@ -10,11 +10,13 @@ package org.acemq.amqp.api;
  */
 public class PermanentMessageException extends AcemqException {
 
+    /** Serialization version of this class. */
     private static final long serialVersionUID = 1L;
 
     /** The AMQP error condition used when none is given. */
     public static final String DEFAULT_CONDITION = "acemq:permanent-failure";
 
+    /** The AMQP error condition sent with the rejection. */
     private final String condition;
 
     /** @param description why the message cannot be processed; sent to the broker as the rejection description */

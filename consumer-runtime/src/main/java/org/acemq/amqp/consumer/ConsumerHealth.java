@@ -17,7 +17,16 @@ import java.util.List;
 public record ConsumerHealth(State state, boolean connected, boolean storeReachable, boolean paused, String lastError,
                              List<SubscriptionHealth> subscriptions) {
 
-    /** Copies the list. */
+    /**
+     * Copies the list.
+     *
+     * @param state the consumer's lifecycle state
+     * @param connected whether the AMQP connection is up
+     * @param storeReachable whether the last store call succeeded
+     * @param paused whether credit is withheld because the store is unreachable
+     * @param lastError the last error seen, without credentials; null if none
+     * @param subscriptions one entry per subscription; copied
+     */
     public ConsumerHealth {
         subscriptions = List.copyOf(subscriptions);
     }
@@ -60,7 +69,17 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
     public record SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
                                      Duration oldestInFlight, Duration oldestClaim) {
 
-        /** Validates. */
+        /**
+         * Validates.
+         *
+         * @param name the subscription name
+         * @param address the address consumed
+         * @param attached whether its link is attached
+         * @param inFlight deliveries received and not yet settled
+         * @param credit link credit granted and not yet used
+         * @param oldestInFlight how long the oldest unsettled delivery has been held; not null
+         * @param oldestClaim how long the oldest store claim has been held; not null
+         */
         public SubscriptionHealth {
             java.util.Objects.requireNonNull(oldestInFlight, "oldestInFlight must not be null");
             java.util.Objects.requireNonNull(oldestClaim, "oldestClaim must not be null");

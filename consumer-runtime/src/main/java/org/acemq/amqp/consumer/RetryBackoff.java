@@ -23,7 +23,14 @@ public record RetryBackoff(Duration first, Duration max, double multiplier, doub
 
     private static final RetryBackoff NONE = new RetryBackoff(Duration.ZERO, Duration.ZERO, 1.0, 0.0);
 
-    /** Validates: names the setting, the rule and the value. */
+    /**
+     * Validates: a failure names the setting, the rule and the value.
+     *
+     * @param first the delay after the first failed attempt; zero disables holding
+     * @param max the longest delay, at least {@code first}
+     * @param multiplier the growth per attempt, at least 1
+     * @param jitter the largest fraction taken off a delay at random, 0 to 1
+     */
     public RetryBackoff {
         Validation.notNegative("retryBackoff first", first);
         Validation.notNegative("retryBackoff max", max);

@@ -2,15 +2,20 @@ package org.acemq.amqp.samples;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
 
 /**
  * Counts what the runtime reports: settlements by reason, abandoned deliveries and lost connections. This is how an
  * application sees duplicates absorbed ({@link SettleReason#DUPLICATE}), retries ({@link SettleReason#FAILED}) and
- * dead-lettering ({@link SettleReason#POISON}) without touching message ids. Thread-safe.
+ * dead-lettering ({@link SettleReason#POISON}) without touching message ids. Every callback is also passed on to a
+ * second observer (the Micrometer binding with {@code --prometheus-port}, else {@link ConsumerObserver#NOOP}): a consumer
+ * has one observer, so this one forwards. Thread-safe.
  */
 final class DemoObserver implements ConsumerObserver {
 
@@ -19,8 +24,14 @@ final class DemoObserver implements ConsumerObserver {
     private final LongAdder abandoned = new LongAdder();
     private final LongAdder interruptions = new LongAdder();
     private volatile long lastFinalNanos;
+    private final ConsumerObserver next;
 
     DemoObserver() {
+        this(ConsumerObserver.NOOP);
+    }
+
+    DemoObserver(ConsumerObserver next) {
+        this.next = Objects.requireNonNull(next, "next");
         for (SettleReason r : SettleReason.values()) {
             settled.put(r, new LongAdder());
         }
@@ -33,11 +44,13 @@ final class DemoObserver implements ConsumerObserver {
             finallySettled.increment();
             lastFinalNanos = System.nanoTime();
         }
+        next.settled(subscription, outcome, reason);
     }
 
     @Override
     public void abandoned(String subscription) {
         abandoned.increment();
+        next.abandoned(subscription);
     }
 
     @Override
@@ -45,6 +58,39 @@ final class DemoObserver implements ConsumerObserver {
         if (interrupted) {
             interruptions.increment();
         }
+        next.connectionInterrupted(interrupted);
+    }
+
+    // ---- passed on only (DemoObserverTest checks that every ConsumerObserver method is passed on)
+
+    @Override
+    public void claim(String subscription, ClaimStatus status) {
+        next.claim(subscription, status);
+    }
+
+    @Override
+    public void handled(String subscription, long nanos, boolean success) {
+        next.handled(subscription, nanos, success);
+    }
+
+    @Override
+    public HandlerScope handlerStarting(String subscription, String address, Map<String, Object> applicationProperties) {
+        return next.handlerStarting(subscription, address, applicationProperties);
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        next.storeCall(operation, nanos, success);
+    }
+
+    @Override
+    public void storeBypassed(String subscription) {
+        next.storeBypassed(subscription);
+    }
+
+    @Override
+    public void paused(boolean paused) {
+        next.paused(paused);
     }
 
     long settled(SettleReason reason) {

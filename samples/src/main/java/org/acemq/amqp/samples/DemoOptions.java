@@ -24,11 +24,15 @@ import java.util.Locale;
  * @param jdbcPassword database password, or null
  * @param timeout how long to wait for the workload to complete
  * @param seed seed for choosing duplicates, failures and poison
+ * @param prometheusPort port of the Prometheus endpoint on 127.0.0.1 (0 = any free port), or -1 for none
+ * @param prometheusHold how long to keep serving metrics after the summary
+ * @param work how long the handler works on each order (simulated, with a sleep), 0 for no time
  */
 public record DemoOptions(boolean help, int messages, double duplicates, double transientFailures, int poison,
                           int concurrency, int maxAttempts, String brokerHost, int brokerPort, String user,
                           String password, String queue, String dlq, String jdbcUrl, String jdbcUser,
-                          String jdbcPassword, Duration timeout, long seed) {
+                          String jdbcPassword, Duration timeout, long seed, int prometheusPort,
+                          Duration prometheusHold, Duration work) {
 
     /** The usage text printed by {@code --help} and after a bad argument. */
     public static final String USAGE = String.join(System.lineSeparator(),
@@ -46,6 +50,7 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
             "                             share of orders whose handler throws on the first attempt (default 0.02)",
             "  --poison N                 orders whose handler always throws; they must end in the DLQ (default 5)",
             "  --concurrency N            handler threads (default 8)",
+            "  --work MILLIS              time the handler spends on each order, simulated (default 0)",
             "  --max-attempts N           attempts before a failing message is dead-lettered (default 5)",
             "  --seed N                   seed for picking duplicates, failures and poison (default 42)",
             "  --timeout SECONDS          give up (and fail) if the workload is not done by then (default 120)",
@@ -60,6 +65,12 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
             "  --jdbc-url URL             use PostgreSQL (JdbcIdempotencyStore, table created if missing)",
             "  --jdbc-user USER --jdbc-password PW",
             "",
+            "Metrics (default: none):",
+            "  --prometheus-port PORT     serve the acemq.* meters for Prometheus at http://127.0.0.1:PORT/metrics",
+            "                             while the demo runs (0 = any free port; the address is printed)",
+            "  --prometheus-hold SECONDS  keep serving them that long after the summary, so that a scrape sees the",
+            "                             final counts (default 0)",
+            "",
             "  -h, --help                 this text",
             "",
             "Exit status: 0 PASS, 1 FAIL (an order lost or processed twice, poison not dead-lettered, timeout or",
@@ -68,12 +79,17 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
     /** Defaults: 20,000 orders, 5 % duplicates, 2 % transient failures, 5 poison, concurrency 8. */
     public static DemoOptions defaults() {
         return new DemoOptions(false, 20_000, 0.05, 0.02, 5, 8, 5, null, 0, null, null, null, null, null, null, null,
-                Duration.ofSeconds(120), 42L);
+                Duration.ofSeconds(120), 42L, -1, Duration.ZERO, Duration.ZERO);
     }
 
     /** @return whether an external broker was given */
     public boolean externalBroker() {
         return brokerHost != null;
+    }
+
+    /** @return whether a Prometheus endpoint was asked for */
+    public boolean prometheus() {
+        return prometheusPort >= 0;
     }
 
     /** @return whether the PostgreSQL store was asked for */
@@ -108,6 +124,9 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
         String jdbcPassword = null;
         Duration timeout = d.timeout;
         long seed = d.seed;
+        int prometheusPort = d.prometheusPort;
+        Duration prometheusHold = d.prometheusHold;
+        Duration work = d.work;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -160,13 +179,16 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
                 }
                 case "--jdbc-user" -> jdbcUser = notBlank(name, value);
                 case "--jdbc-password" -> jdbcPassword = value;
+                case "--prometheus-port" -> prometheusPort = intValue(name, value, 0, 65_535);
+                case "--prometheus-hold" -> prometheusHold = Duration.ofSeconds(intValue(name, value, 0, 86_400));
+                case "--work" -> work = Duration.ofMillis(intValue(name, value, 0, 60_000));
                 default -> throw new UsageException("unknown option '" + name + "'");
             }
         }
         if (help) {
             return new DemoOptions(true, messages, duplicates, transientFailures, poison, concurrency, maxAttempts,
                     brokerHost, brokerPort, user, password, queue, dlq, jdbcUrl, jdbcUser, jdbcPassword, timeout,
-                    seed);
+                    seed, prometheusPort, prometheusHold, work);
         }
         if (poison > messages) {
             throw new UsageException("--poison (" + poison + ") must not exceed --messages (" + messages + ")");
@@ -180,12 +202,16 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
         if ((jdbcUser != null || jdbcPassword != null) && jdbcUrl == null) {
             throw new UsageException("--jdbc-user/--jdbc-password need --jdbc-url");
         }
+        if (!prometheusHold.isZero() && prometheusPort < 0) {
+            throw new UsageException("--prometheus-hold needs --prometheus-port");
+        }
         if (transientFailures > 0 && maxAttempts < 2) {
             throw new UsageException("--transient-failures needs --max-attempts of at least 2, or every failing "
                     + "order would be dead-lettered on its first attempt");
         }
         return new DemoOptions(false, messages, duplicates, transientFailures, poison, concurrency, maxAttempts,
-                brokerHost, brokerPort, user, password, queue, dlq, jdbcUrl, jdbcUser, jdbcPassword, timeout, seed);
+                brokerHost, brokerPort, user, password, queue, dlq, jdbcUrl, jdbcUser, jdbcPassword, timeout, seed,
+                prometheusPort, prometheusHold, work);
     }
 
     private static int intValue(String name, String value, int min, int max) {
@@ -234,10 +260,11 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
     @Override
     public String toString() {
         return String.format(Locale.ROOT, "DemoOptions[messages=%d, duplicates=%s, transientFailures=%s, poison=%d, "
-                        + "concurrency=%d, maxAttempts=%d, broker=%s, queue=%s, dlq=%s, store=%s, timeout=%s, seed=%d]",
+                        + "concurrency=%d, maxAttempts=%d, broker=%s, queue=%s, dlq=%s, store=%s, timeout=%s, seed=%d, "
+                        + "prometheusPort=%d, prometheusHold=%s, work=%s]",
                 messages, duplicates, transientFailures, poison, concurrency, maxAttempts,
                 brokerHost == null ? "embedded" : brokerHost + ":" + brokerPort, queue, dlq,
-                jdbcUrl == null ? "in-memory" : "jdbc", timeout, seed);
+                jdbcUrl == null ? "in-memory" : "jdbc", timeout, seed, prometheusPort, prometheusHold, work);
     }
 
     /** A bad command line; {@link OrdersDemo} prints the message and the usage and exits with status 2. */

@@ -3,6 +3,7 @@ package org.acemq.amqp.samples;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.PrintStream;
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.BitSet;
@@ -19,10 +20,13 @@ import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.micrometer.MicrometerObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.apache.qpid.protonj2.client.Client;
+import org.apache.qpid.protonj2.client.Connection;
+import org.apache.qpid.protonj2.client.ConnectionOptions;
 import org.apache.qpid.protonj2.client.Delivery;
 import org.apache.qpid.protonj2.client.DistributionMode;
 import org.apache.qpid.protonj2.client.Message;
@@ -37,8 +41,11 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * poison messages, consumes it with {@link AmqpConsumer}, and proves from the handler's recorded effects that every
  * order was processed exactly once and every poison message was dead-lettered.
  *
- * <p>With no arguments it starts an embedded ActiveMQ Artemis broker in this process and uses the in-memory
- * idempotency store. See {@link DemoOptions#USAGE} and {@code docs/sample.md}.
+ * <p>With no arguments it starts an embedded ActiveMQ Artemis broker in this process (the published
+ * {@code acemq-test-support}'s {@link EmbeddedArtemis}) and uses the in-memory idempotency store. It publishes and
+ * browses with the protonj2 client directly, as an application's own publisher would. With
+ * {@code --prometheus-port} it also binds {@link MicrometerObserver} to a Prometheus registry served over HTTP. See
+ * {@link DemoOptions#USAGE} and {@code docs/sample.md}.
  *
  * <p>Exit status: 0 PASS, 1 FAIL (or an error), 2 bad arguments.
  */
@@ -121,9 +128,16 @@ public final class OrdersDemo {
 
         EmbeddedArtemis broker = null;
         HikariDataSource pool = null;
-        AmqpTestClient client = null;
+        Client client = null;
         AmqpConsumer consumer = null;
+        MetricsEndpoint metrics = null;
         try {
+            MicrometerObserver micrometer = null;
+            if (options.prometheus()) {
+                metrics = MetricsEndpoint.start(options.prometheusPort());
+                micrometer = MicrometerObserver.of(metrics.registry());
+                progress.show(" serving metrics for Prometheus at " + metrics.url(), true);
+            }
             String host;
             int port;
             String queue;
@@ -161,15 +175,14 @@ public final class OrdersDemo {
                 storeDescription = "in-memory";
             }
 
-            client = options.user() != null
-                    ? AmqpTestClient.connect(host, port, options.user(), options.password())
-                    : AmqpTestClient.connect(host, port);
-            int published = publish(client, queue, workload, progress);
+            client = Client.create();
+            Connection amqp = connect(client, host, port, options);
+            int published = publish(amqp, queue, workload, progress);
             progress.finish();
 
             // ---- consume
-            DemoObserver observer = new DemoObserver();
-            Effects effects = new Effects(workload);
+            DemoObserver observer = micrometer == null ? new DemoObserver() : new DemoObserver(micrometer);
+            Effects effects = new Effects(workload, options.work());
             ConnectionSettings.Builder connection = ConnectionSettings.builder(host, port);
             if (options.user() != null) {
                 connection.credentials(options.user(), options.password());
@@ -185,6 +198,9 @@ public final class OrdersDemo {
                             .maxAttempts(options.maxAttempts())
                             .build())
                     .start();
+            if (micrometer != null) {
+                micrometer.bindTo(consumer); // the gauges: connected, paused, in-flight, oldest claim age, ...
+            }
 
             boolean completed = false;
             while (true) {
@@ -206,6 +222,7 @@ public final class OrdersDemo {
             String timeoutMessage = completed ? null : timeoutMessage(options, workload, published, effects, observer);
 
             consumer.close();
+            AmqpConsumer closed = consumer; // its gauges report the final state while --prometheus-hold serves them
             consumer = null;
 
             // ---- dead-letter queue: wait (bounded) until every poison order is there
@@ -214,7 +231,7 @@ public final class OrdersDemo {
             int ours;
             do {
                 inDlq.clear();
-                ours = browse(client, dlq, workload, inDlq);
+                ours = browse(amqp, dlq, workload, inDlq);
                 if (!completed || poisonMissing(workload, inDlq) == 0) {
                     break;
                 }
@@ -225,6 +242,12 @@ public final class OrdersDemo {
             DemoResult result = DemoResult.compute(options, workload, published, effects, observer, inDlq, ours,
                     Math.max(1, end - consumeStart), timeoutMessage);
             printSummary(out, options, workload, brokerDescription, queue, dlq, storeDescription, result);
+            if (metrics != null && !options.prometheusHold().isZero()) {
+                err.println(" serving the final metrics at " + metrics.url() + " for "
+                        + options.prometheusHold().toSeconds() + " s");
+                sleep(options.prometheusHold().toMillis());
+            }
+            Reference.reachabilityFence(closed); // MicrometerObserver's gauges hold the consumer weakly
             return result;
         } finally {
             if (consumer != null) {
@@ -239,6 +262,27 @@ public final class OrdersDemo {
             if (broker != null) {
                 broker.close();
             }
+            if (metrics != null) {
+                metrics.close();
+            }
+        }
+    }
+
+    /** One connection for publishing and browsing, opened synchronously; no reconnect (the demo then fails). */
+    private static Connection connect(Client client, String host, int port, DemoOptions options) {
+        ConnectionOptions connectionOptions = new ConnectionOptions();
+        if (options.user() != null) {
+            connectionOptions.user(options.user()).password(options.password());
+        }
+        try {
+            Connection connection = client.connect(host, port, connectionOptions);
+            connection.openFuture().get(30, TimeUnit.SECONDS);
+            return connection;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while connecting to " + host + ":" + port, e);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot connect to " + host + ":" + port + ": " + describe(e), e);
         }
     }
 
@@ -252,16 +296,18 @@ public final class OrdersDemo {
      */
     static final class Effects implements MessageHandler {
         private final Workload workload;
+        private final long workMillis;
         private final ConcurrentHashMap<String, AtomicInteger> effects = new ConcurrentHashMap<>();
         private final AtomicInteger done = new AtomicInteger();
         private final LongAdder foreign = new LongAdder();
 
-        Effects(Workload workload) {
+        Effects(Workload workload, Duration work) {
             this.workload = workload;
+            this.workMillis = work.toMillis();
         }
 
         @Override
-        public void handle(Envelope envelope) {
+        public void handle(Envelope envelope) throws InterruptedException {
             int order = workload.orderOf(envelope.messageId());
             if (order < 0) {
                 foreign.increment(); // not from this run (left over in a shared queue): accept and ignore
@@ -273,6 +319,9 @@ public final class OrdersDemo {
             }
             if (Workload.FAULT_TRANSIENT.equals(fault) && envelope.attempt() == 1) {
                 throw new IllegalStateException("order service briefly unavailable (simulated, attempt 1)");
+            }
+            if (workMillis > 0) {
+                Thread.sleep(workMillis); // --work: stands for the order service's time, not a wait for anything
             }
             String orderId = (String) envelope.messageId();
             int count = effects.computeIfAbsent(orderId, k -> new AtomicInteger()).incrementAndGet();
@@ -304,12 +353,12 @@ public final class OrdersDemo {
      * Publishes the plan on one sender link, pipelined: up to {@value #PUBLISH_WINDOW} messages are in flight, and
      * each is counted only once the broker accepted it.
      */
-    private static int publish(AmqpTestClient client, String queue, Workload workload, Progress progress) {
+    private static int publish(Connection connection, String queue, Workload workload, Progress progress) {
         int total = workload.published();
         int confirmed = 0;
         long start = System.nanoTime();
         ArrayDeque<Tracker> window = new ArrayDeque<>(PUBLISH_WINDOW);
-        try (Sender sender = client.connection().openSender(queue)) {
+        try (Sender sender = connection.openSender(queue)) {
             sender.openFuture().get(30, TimeUnit.SECONDS);
             for (int i = 0; i < total; i++) {
                 int order = workload.orderAt(i);
@@ -362,11 +411,11 @@ public final class OrdersDemo {
      *
      * @return how many of this run's messages are in the queue
      */
-    private static int browse(AmqpTestClient client, String dlq, Workload workload, BitSet found) {
+    private static int browse(Connection connection, String dlq, Workload workload, BitSet found) {
         ReceiverOptions options = new ReceiverOptions().creditWindow(0).autoAccept(false);
         options.sourceOptions().distributionMode(DistributionMode.COPY);
         int ours = 0;
-        try (Receiver receiver = client.connection().openReceiver(dlq, options)) {
+        try (Receiver receiver = connection.openReceiver(dlq, options)) {
             receiver.openFuture().get(30, TimeUnit.SECONDS);
             while (true) {
                 receiver.addCredit(BROWSE_BATCH);

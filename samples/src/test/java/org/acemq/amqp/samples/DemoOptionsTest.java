@@ -26,6 +26,31 @@ class DemoOptionsTest {
         assertThat(o.externalBroker()).isFalse();
         assertThat(o.jdbc()).isFalse();
         assertThat(o.timeout()).isEqualTo(Duration.ofSeconds(120));
+        assertThat(o.prometheus()).isFalse();
+        assertThat(o.prometheusHold()).isEqualTo(Duration.ZERO);
+        assertThat(o.work()).isEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void simulatedWorkPerOrder() {
+        assertThat(DemoOptions.parse("--work", "5").work()).isEqualTo(Duration.ofMillis(5));
+        assertThatThrownBy(() -> DemoOptions.parse("--work", "-1"))
+                .isInstanceOf(DemoOptions.UsageException.class)
+                .hasMessage("--work must be between 0 and 60000, but was -1");
+    }
+
+    @Test
+    void prometheusOptions() {
+        DemoOptions o = DemoOptions.parse("--prometheus-port", "0", "--prometheus-hold=15");
+        assertThat(o.prometheus()).isTrue();
+        assertThat(o.prometheusPort()).isZero();
+        assertThat(o.prometheusHold()).isEqualTo(Duration.ofSeconds(15));
+        assertThatThrownBy(() -> DemoOptions.parse("--prometheus-hold", "5"))
+                .isInstanceOf(DemoOptions.UsageException.class)
+                .hasMessage("--prometheus-hold needs --prometheus-port");
+        assertThatThrownBy(() -> DemoOptions.parse("--prometheus-port", "70000"))
+                .isInstanceOf(DemoOptions.UsageException.class)
+                .hasMessage("--prometheus-port must be between 0 and 65535, but was 70000");
     }
 
     @Test

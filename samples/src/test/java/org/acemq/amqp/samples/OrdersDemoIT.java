@@ -5,12 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.acemq.amqp.testinfra.PostgresProvider;
+import org.acemq.amqp.testinfra.PostgresExtension;
 import org.acemq.amqp.testinfra.PostgresSchema;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Runs the demo in this JVM, end to end, with small workloads: embedded Artemis, in-memory and PostgreSQL store. */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
 class OrdersDemoIT {
 
     @Test
@@ -82,25 +86,24 @@ class OrdersDemoIT {
     }
 
     @Test
-    void postgresStoreViaJdbcUrlPasses() {
-        try (PostgresSchema schema = PostgresProvider.shared().newSchema("OrdersDemoIT")) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            String[] args = schema.user() == null
-                    ? new String[] {"--jdbc-url", schema.jdbcUrl()}
-                    : new String[] {"--jdbc-url", schema.jdbcUrl(), "--jdbc-user", schema.user(),
-                            "--jdbc-password", schema.password() == null ? "" : schema.password()};
-            DemoOptions options = DemoOptions.parse(concat(args, "--messages", "300", "--duplicates", "0.1",
-                    "--transient-failures", "0.05", "--poison", "2", "--concurrency", "4", "--timeout", "90"));
+    @ExtendWith(PostgresExtension.class) // a schema of its own on the PostgreSQL the tests find, dropped afterwards
+    void postgresStoreViaJdbcUrlPasses(PostgresSchema schema) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        String[] args = schema.user() == null
+                ? new String[] {"--jdbc-url", schema.jdbcUrl()}
+                : new String[] {"--jdbc-url", schema.jdbcUrl(), "--jdbc-user", schema.user(),
+                        "--jdbc-password", schema.password() == null ? "" : schema.password()};
+        DemoOptions options = DemoOptions.parse(concat(args, "--messages", "300", "--duplicates", "0.1",
+                "--transient-failures", "0.05", "--poison", "2", "--concurrency", "4", "--timeout", "90"));
 
-            DemoResult r = OrdersDemo.execute(options, print(out), print(new ByteArrayOutputStream()), false);
+        DemoResult r = OrdersDemo.execute(options, print(out), print(new ByteArrayOutputStream()), false);
 
-            String summary = out.toString(StandardCharsets.UTF_8);
-            assertThat(r.pass()).as(summary).isTrue();
-            assertThat(r.exactlyOnce()).isEqualTo(298);
-            assertThat(r.duplicatesAbsorbed()).isEqualTo(30);
-            assertThat(r.deadLettered()).isEqualTo(2);
-            assertThat(summary).contains("store: PostgreSQL (table acemq_idempotency)");
-        }
+        String summary = out.toString(StandardCharsets.UTF_8);
+        assertThat(r.pass()).as(summary).isTrue();
+        assertThat(r.exactlyOnce()).isEqualTo(298);
+        assertThat(r.duplicatesAbsorbed()).isEqualTo(30);
+        assertThat(r.deadLettered()).isEqualTo(2);
+        assertThat(summary).contains("store: PostgreSQL (table acemq_idempotency)");
     }
 
     private static String[] concat(String[] a, String... b) {

@@ -11,7 +11,7 @@ import java.util.List;
  * {@link org.acemq.amqp.consumer.SettleReason}, {@link org.acemq.amqp.consumer.ClaimStatus},
  * {@link org.acemq.amqp.consumer.StoreOperation}, {@code success|failure}) or from the subscription names the
  * application chose. No meter is ever tagged with a message id or an address taken from a message. Common tags given
- * to {@link MicrometerObserver#of(io.micrometer.core.instrument.MeterRegistry, Iterable)} are added to every meter.
+ * to {@link MicrometerObserver.Builder#commonTags(Iterable)} are added to every meter.
  *
  * <p>Gauges read {@link org.acemq.amqp.consumer.AmqpConsumer#health()} and exist only after
  * {@link MicrometerObserver#bindTo(org.acemq.amqp.consumer.AmqpConsumer)}; counters and timers are fed by the

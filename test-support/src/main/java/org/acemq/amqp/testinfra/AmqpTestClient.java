@@ -64,39 +64,74 @@ public final class AmqpTestClient implements AutoCloseable {
         }
     }
 
-    /** Connects to the broker, with its credentials if it requires them. */
+    /**
+     * Connects to the broker, with its credentials if it requires them.
+     *
+     * @param broker a started broker
+     * @return a connected client; close it
+     */
     public static AmqpTestClient connect(EmbeddedArtemis broker) {
         return new AmqpTestClient(broker.host(), broker.port(), broker.user(), broker.password());
     }
 
-    /** Connects anonymously (SASL ANONYMOUS or none). */
+    /**
+     * Connects anonymously (SASL ANONYMOUS or none).
+     *
+     * @param host the broker's host
+     * @param port the broker's AMQP port
+     * @return a connected client; close it
+     */
     public static AmqpTestClient connect(String host, int port) {
         return new AmqpTestClient(host, port, null, null);
     }
 
-    /** Connects with SASL PLAIN credentials. */
+    /**
+     * Connects with SASL PLAIN credentials.
+     *
+     * @param host the broker's host
+     * @param port the broker's AMQP port
+     * @param user the user name
+     * @param password the password
+     * @return a connected client; close it
+     */
     public static AmqpTestClient connect(String host, int port, String user, String password) {
         return new AmqpTestClient(host, port, Objects.requireNonNull(user, "user"),
                 Objects.requireNonNull(password, "password"));
     }
 
-    /** Changes the per-operation timeout (default 30 s). */
+    /**
+     * Changes the per-operation timeout.
+     *
+     * @param timeout how long one send, receive or drain may take (default {@link #DEFAULT_TIMEOUT})
+     * @return this client
+     */
     public AmqpTestClient timeout(Duration timeout) {
         this.timeout = Objects.requireNonNull(timeout, "timeout");
         return this;
     }
 
-    /** The underlying protonj2 connection, for anything not covered here. */
+    /** @return the underlying protonj2 connection, for anything not covered here */
     public Connection connection() {
         return connection;
     }
 
-    /** A durable message spec with this id and body. */
+    /**
+     * A durable message with this id and body.
+     *
+     * @param messageId any AMQP message-id type (see the class documentation), or null for none
+     * @param body the body: {@code byte[]} is sent as a Data section, anything else as an AmqpValue
+     * @return the message spec, to which application properties can be added
+     */
     public static MessageSpec message(Object messageId, Object body) {
         return new MessageSpec(messageId, body);
     }
 
-    /** A durable message spec with this body and no message id. */
+    /**
+     * A durable message with this body and no message id.
+     *
+     * @param body the body
+     * @return the message spec
+     */
     public static MessageSpec message(Object body) {
         return new MessageSpec(null, body);
     }
@@ -107,13 +142,21 @@ public final class AmqpTestClient implements AutoCloseable {
     /**
      * Sends the messages on one sender link, pipelined, and waits until the broker has accepted every one.
      *
+     * @param address the address (queue) to send to
+     * @param messages what to send
      * @throws AmqpTestClientException if a message is not accepted within the timeout
      */
     public void send(String address, MessageSpec... messages) {
         send(address, Arrays.asList(messages));
     }
 
-    /** As {@link #send(String, MessageSpec...)}. */
+    /**
+     * As {@link #send(String, MessageSpec...)}.
+     *
+     * @param address the address (queue) to send to
+     * @param messages what to send
+     * @throws AmqpTestClientException if a message is not accepted within the timeout
+     */
     public void send(String address, List<MessageSpec> messages) {
         try (Sender sender = connection.openSender(address)) {
             List<Tracker> trackers = new ArrayList<>(messages.size());
@@ -130,12 +173,25 @@ public final class AmqpTestClient implements AutoCloseable {
      * Sends {@code count} durable messages, pipelined (all sends first, then waits for all acceptances).
      * Message {@code i} (0-based) has id {@code idFunction.apply(i)} (any id type, {@code null} = no id)
      * and the String body {@code "message-" + i}.
+     *
+     * @param address the address (queue) to send to
+     * @param count how many messages
+     * @param idFunction the message id of message {@code i}
+     * @throws AmqpTestClientException if a message is not accepted within the timeout
      */
     public void sendBatch(String address, int count, IntFunction<?> idFunction) {
         sendBatch(address, count, idFunction, i -> "message-" + i);
     }
 
-    /** As {@link #sendBatch(String, int, IntFunction)} with a body per message. */
+    /**
+     * As {@link #sendBatch(String, int, IntFunction)} with a body per message.
+     *
+     * @param address the address (queue) to send to
+     * @param count how many messages
+     * @param idFunction the message id of message {@code i}
+     * @param bodyFunction the body of message {@code i}
+     * @throws AmqpTestClientException if a message is not accepted within the timeout
+     */
     public void sendBatch(String address, int count, IntFunction<?> idFunction, IntFunction<?> bodyFunction) {
         try (Sender sender = connection.openSender(address)) {
             List<Tracker> trackers = new ArrayList<>(count);
@@ -162,6 +218,10 @@ public final class AmqpTestClient implements AutoCloseable {
     /**
      * Receives and accepts messages until none arrives for {@code idleTimeout}; returns them in arrival
      * order. Messages held back by a redelivery delay are picked up if they come back within the idle time.
+     *
+     * @param address the queue to read
+     * @param idleTimeout how long to wait for one more message before returning
+     * @return the messages received, in arrival order
      */
     public List<ReceivedMessage> receiveAll(String address, Duration idleTimeout) {
         List<ReceivedMessage> result = new ArrayList<>();
@@ -182,6 +242,10 @@ public final class AmqpTestClient implements AutoCloseable {
     /**
      * Receives and accepts exactly {@code count} messages.
      *
+     * @param address the queue to read
+     * @param count how many messages to take
+     * @param timeout how long all of them may take to arrive
+     * @return the messages, in arrival order
      * @throws AmqpTestClientException if fewer arrive within {@code timeout}
      */
     public List<ReceivedMessage> receive(String address, int count, Duration timeout) {
@@ -211,7 +275,10 @@ public final class AmqpTestClient implements AutoCloseable {
     /**
      * Takes and accepts every message that is available in the queue right now, using AMQP drain (no idle
      * wait). Messages delivered to another consumer and not yet settled, or waiting for a redelivery delay,
-     * are not included. Returns an empty list for an empty queue (the queue is auto-created if missing).
+     * are not included.
+     *
+     * @param address the queue to empty
+     * @return the messages taken; an empty list for an empty queue (the queue is auto-created if missing)
      */
     public List<ReceivedMessage> drain(String address) {
         List<ReceivedMessage> result = new ArrayList<>();
@@ -256,6 +323,8 @@ public final class AmqpTestClient implements AutoCloseable {
      * ({@link UnsignedLong}, the long's bits), {@code byte[]} → {@link Binary}; String, UUID, UnsignedLong and
      * Binary as they are; {@code null} stays null.
      *
+     * @param id the Java value
+     * @return the value protonj2 sends as the message-id
      * @throws IllegalArgumentException for any other type
      */
     public static Object toAmqpMessageId(Object id) {
@@ -298,30 +367,45 @@ public final class AmqpTestClient implements AutoCloseable {
             this.body = body;
         }
 
-        /** Adds an application property (String, number, boolean, UUID, … — any AMQP simple type). */
+        /**
+         * Adds an application property.
+         *
+         * @param name the property name
+         * @param value a String, number, boolean, UUID, … (any AMQP simple type)
+         * @return this spec
+         */
         public MessageSpec property(String name, Object value) {
             properties.put(Objects.requireNonNull(name, "name"), value);
             return this;
         }
 
-        /** Sets the header durable flag (default true). */
+        /**
+         * Sets the header durable flag.
+         *
+         * @param durable the flag (default true)
+         * @return this spec
+         */
         public MessageSpec durable(boolean durable) {
             this.durable = durable;
             return this;
         }
 
+        /** @return the message id as it will be sent (see {@link #toAmqpMessageId(Object)}), or null */
         public Object messageId() {
             return messageId;
         }
 
+        /** @return the body, or null for none */
         public Object body() {
             return body;
         }
 
+        /** @return the application properties, in the order they were added (read-only) */
         public Map<String, Object> properties() {
             return Collections.unmodifiableMap(properties);
         }
 
+        /** @return the header durable flag */
         public boolean durable() {
             return durable;
         }
@@ -329,6 +413,9 @@ public final class AmqpTestClient implements AutoCloseable {
         /**
          * The protonj2 message: a {@code byte[]} body becomes a Data section, anything else an AmqpValue;
          * {@code null} means no body.
+         *
+         * @return a new protonj2 message
+         * @throws ClientException if protonj2 refuses a value
          */
         public Message<?> toMessage() throws ClientException {
             Message<?> m;
@@ -379,7 +466,7 @@ public final class AmqpTestClient implements AutoCloseable {
                     Collections.unmodifiableMap(props), Collections.unmodifiableMap(ann));
         }
 
-        /** The body as a String: a String body as is, a Data body decoded as UTF-8. */
+        /** @return the body as a String: a String body as is, a Data body decoded as UTF-8, null for none */
         public String bodyAsString() {
             if (body instanceof byte[] bytes) {
                 return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);

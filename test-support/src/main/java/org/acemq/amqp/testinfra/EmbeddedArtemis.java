@@ -105,12 +105,12 @@ public final class EmbeddedArtemis implements AutoCloseable {
         }
     }
 
-    /** A new builder with the test defaults. */
+    /** @return a new builder with the test defaults */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Shortcut: a non-persistent broker with the defaults, already started. */
+    /** @return a non-persistent broker with the defaults, already started; close it */
     public static EmbeddedArtemis startDefault() {
         return builder().build().start();
     }
@@ -238,7 +238,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
         }
     }
 
-    /** Whether the broker is started and active. */
+    /** @return whether the broker is started and active */
     public synchronized boolean isRunning() {
         return server != null && server.isActive();
     }
@@ -246,12 +246,15 @@ public final class EmbeddedArtemis implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------
     // addressing
 
-    /** Always {@code 127.0.0.1}. */
+    /** @return always {@code 127.0.0.1} */
     public String host() {
         return HOST;
     }
 
-    /** The bound port; stays the same across {@link #restart()}. */
+    /**
+     * @return the bound port; stays the same across {@link #restart()}
+     * @throws IllegalStateException if the broker has never been started
+     */
     public synchronized int port() {
         if (port <= 0) {
             throw new IllegalStateException("broker has not been started");
@@ -259,43 +262,52 @@ public final class EmbeddedArtemis implements AutoCloseable {
         return port;
     }
 
-    /** {@code amqp://127.0.0.1:<port>}. */
+    /** @return {@code amqp://127.0.0.1:<port>} */
     public String uri() {
         return "amqp://" + host() + ":" + port();
     }
 
-    /** The configured username, or {@code null} when security is off. */
+    /** @return the configured username, or {@code null} when security is off */
     public String user() {
         return user;
     }
 
-    /** The configured password, or {@code null} when security is off. */
+    /** @return the configured password, or {@code null} when security is off */
     public String password() {
         return password;
     }
 
+    /** @return whether the journal is kept on disk */
     public boolean isPersistent() {
         return persistent;
     }
 
+    /** @return the directory of journal, bindings, paging and large messages */
     public Path dataDirectory() {
         return dataDirectory;
     }
 
+    /** @return deliveries in total before a message is dead-lettered; -1 for unlimited */
     public int maxDeliveryAttempts() {
         return maxDeliveryAttempts;
     }
 
+    /** @return the delay before a released or modified message is redelivered */
     public Duration redeliveryDelay() {
         return redeliveryDelay;
     }
 
-    /** Which address settings the broker runs with (default {@link ArtemisAddressSettings#TEST_DEFAULTS}). */
+    /**
+     * @return which address settings the broker runs with (default {@link ArtemisAddressSettings#TEST_DEFAULTS})
+     */
     public ArtemisAddressSettings addressSettings() {
         return addressSettings;
     }
 
-    /** The running Artemis server, for anything not covered here. */
+    /**
+     * @return the running Artemis server, for anything not covered here
+     * @throws IllegalStateException if the broker is not running
+     */
     public synchronized ActiveMQServer server() {
         if (server == null) {
             throw new IllegalStateException("broker is not running");
@@ -306,45 +318,63 @@ public final class EmbeddedArtemis implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------
     // test helpers
 
-    /** {@code DLQ.<queue>}: where messages of {@code queue} are dead-lettered (on address {@code DLQ}). */
+    /**
+     * @param queue a queue name
+     * @return {@code DLQ.<queue>}: where messages of {@code queue} are dead-lettered (on address {@code DLQ})
+     */
     public static String deadLetterQueueName(String queue) {
         return DEAD_LETTER_QUEUE_PREFIX + Objects.requireNonNull(queue, "queue");
     }
 
-    /** Whether a queue with this name exists (queues are auto-created on first attach/send). */
+    /**
+     * @param queue a queue name
+     * @return whether a queue with this name exists (queues are auto-created on first attach or send)
+     */
     public boolean queueExists(String queue) {
         return server().locateQueue(SimpleString.of(queue)) != null;
     }
 
     /**
      * All messages the queue holds: ready, delivered but not yet settled, and scheduled for a delayed
-     * redelivery (Artemis {@code Queue.getMessageCount()}). 0 if the queue does not exist. Settlement is
-     * processed asynchronously; poll (awaitility) rather than asserting right after an accept.
+     * redelivery (Artemis {@code Queue.getMessageCount()}). Settlement is processed asynchronously; poll
+     * (awaitility) rather than asserting right after an accept.
+     *
+     * @param queue a queue name
+     * @return the number of messages; 0 if the queue does not exist
      */
     public long messageCount(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
         return q == null ? 0 : q.getMessageCount();
     }
 
-    /** Messages handed to a consumer and not yet settled by it. 0 if the queue does not exist. */
+    /**
+     * @param queue a queue name
+     * @return messages handed to a consumer and not yet settled by it; 0 if the queue does not exist
+     */
     public int deliveringCount(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
         return q == null ? 0 : q.getDeliveringCount();
     }
 
-    /** Messages waiting for their redelivery delay to run out. 0 if the queue does not exist. */
+    /**
+     * @param queue a queue name
+     * @return messages waiting for their redelivery delay to run out; 0 if the queue does not exist
+     */
     public int scheduledCount(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
         return q == null ? 0 : q.getScheduledCount();
     }
 
-    /** Number of consumers (receiver links) attached to the queue. 0 if the queue does not exist. */
+    /**
+     * @param queue a queue name
+     * @return consumers (receiver links) attached to the queue; 0 if the queue does not exist
+     */
     public int consumerCount(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
         return q == null ? 0 : q.getConsumerCount();
     }
 
-    /** Number of client connections the broker currently holds. */
+    /** @return the number of client connections the broker currently holds */
     public int connectionCount() {
         return server().getRemotingService().getConnections().size();
     }
@@ -390,6 +420,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
      * re-attach a link the broker detached; the client's receiver fails with
      * {@code ClientLinkRemotelyClosedException} and dispositions on its deliveries throw.
      *
+     * @param queue a queue name
      * @return the number of consumers detached
      */
     public int detachConsumers(String queue) {
@@ -532,14 +563,20 @@ public final class EmbeddedArtemis implements AutoCloseable {
         /**
          * {@link ArtemisAddressSettings#STOCK} runs the broker with Artemis' own defaults instead of the test
          * configuration described in the class comment; {@link #maxDeliveryAttempts} and {@link #redeliveryDelay}
-         * then have no effect. Default: {@link ArtemisAddressSettings#TEST_DEFAULTS}.
+         * then have no effect.
+         *
+         * @param addressSettings the address settings; default {@link ArtemisAddressSettings#TEST_DEFAULTS}
+         * @return this builder
          */
         public Builder addressSettings(ArtemisAddressSettings addressSettings) {
             this.addressSettings = Objects.requireNonNull(addressSettings, "addressSettings");
             return this;
         }
 
-        /** Journal on disk (NIO) or memory only. Default: false. */
+        /**
+         * @param persistent journal on disk (NIO) or memory only; default false
+         * @return this builder
+         */
         public Builder persistent(boolean persistent) {
             this.persistent = persistent;
             return this;
@@ -548,13 +585,19 @@ public final class EmbeddedArtemis implements AutoCloseable {
         /**
          * Directory for journal, bindings, paging, large messages. Default: a new temporary directory,
          * deleted on {@link EmbeddedArtemis#close()}. A directory given here is never deleted.
+         *
+         * @param dataDirectory the directory
+         * @return this builder
          */
         public Builder dataDirectory(Path dataDirectory) {
             this.dataDirectory = Objects.requireNonNull(dataDirectory, "dataDirectory");
             return this;
         }
 
-        /** Deliveries in total before a message is dead-lettered; -1 = unlimited. Default: 3. */
+        /**
+         * @param maxDeliveryAttempts deliveries in total before a message is dead-lettered; -1 = unlimited; default 3
+         * @return this builder
+         */
         public Builder maxDeliveryAttempts(int maxDeliveryAttempts) {
             if (maxDeliveryAttempts == 0 || maxDeliveryAttempts < -1) {
                 throw new IllegalArgumentException("maxDeliveryAttempts must be >= 1 or -1");
@@ -563,7 +606,10 @@ public final class EmbeddedArtemis implements AutoCloseable {
             return this;
         }
 
-        /** Delay before a released/modified message is redelivered. Default: 0. */
+        /**
+         * @param redeliveryDelay delay before a released or modified message is redelivered; default 0
+         * @return this builder
+         */
         public Builder redeliveryDelay(Duration redeliveryDelay) {
             if (redeliveryDelay.isNegative()) {
                 throw new IllegalArgumentException("redeliveryDelay must not be negative");
@@ -572,14 +618,23 @@ public final class EmbeddedArtemis implements AutoCloseable {
             return this;
         }
 
-        /** Turns security on: only this user (SASL PLAIN) may connect, with all permissions. */
+        /**
+         * Turns security on: only this user (SASL PLAIN) may connect, with all permissions.
+         *
+         * @param user the user name
+         * @param password the password
+         * @return this builder
+         */
         public Builder requireCredentials(String user, String password) {
             this.user = Objects.requireNonNull(user, "user");
             this.password = Objects.requireNonNull(password, "password");
             return this;
         }
 
-        /** Port for the first start; 0 (default) = ephemeral. */
+        /**
+         * @param port the port for the first start; 0 (default) = ephemeral
+         * @return this builder
+         */
         public Builder port(int port) {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port out of range: " + port);
@@ -591,12 +646,16 @@ public final class EmbeddedArtemis implements AutoCloseable {
         /**
          * Extra acceptor URI parameters appended after {@code protocols=AMQP}, separated by {@code ;},
          * e.g. {@code "amqpTreatRejectAsUnmodifiedDeliveryFailed=true"}. Default: none.
+         *
+         * @param acceptorParameters the parameters, {@code ;}-separated
+         * @return this builder
          */
         public Builder acceptorParameters(String acceptorParameters) {
             this.acceptorParameters = Objects.requireNonNull(acceptorParameters, "acceptorParameters");
             return this;
         }
 
+        /** @return a broker with these options, not started yet */
         public EmbeddedArtemis build() {
             return new EmbeddedArtemis(this);
         }
