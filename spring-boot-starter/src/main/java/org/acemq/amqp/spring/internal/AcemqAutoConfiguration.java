@@ -191,13 +191,18 @@ public final class AcemqAutoConfiguration {
     /** The {@code acemq} health contributor, when Spring Boot's health support is on the class path. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
-    @ConditionalOnEnabledHealthIndicator("acemq")
     static class HealthConfiguration {
 
-        @Bean(name = HEALTH_INDICATOR_BEAN)
-        @ConditionalOnMissingBean(name = HEALTH_INDICATOR_BEAN)
-        HealthIndicator acemqHealthIndicator(AcemqListenerContainer container) {
-            return new AcemqHealthIndicator(container);
+        /** Nested: its condition's class exists only when the outer condition holds. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnEnabledHealthIndicator("acemq")
+        static class EnabledHealthConfiguration {
+
+            @Bean(name = HEALTH_INDICATOR_BEAN)
+            @ConditionalOnMissingBean(name = HEALTH_INDICATOR_BEAN)
+            HealthIndicator acemqHealthIndicator(AcemqListenerContainer container) {
+                return new AcemqHealthIndicator(container);
+            }
         }
     }
 }

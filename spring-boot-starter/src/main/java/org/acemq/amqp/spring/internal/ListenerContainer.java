@@ -19,12 +19,13 @@ import org.acemq.amqp.spring.AcemqProperties;
 import org.acemq.amqp.spring.BodyConverter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 
 /**
  * Runs every {@code @AcemqListener} on one {@link AmqpConsumer}: builds it from the properties, the store, the
  * listeners and the observer binding on {@link #start()}, closes it gracefully on {@link #stop()}.
  */
-final class ListenerContainer implements AcemqListenerContainer {
+final class ListenerContainer implements AcemqListenerContainer, SmartInitializingSingleton {
 
     private static final Logger LOG = LoggerFactory.getLogger(ListenerContainer.class);
 
@@ -69,6 +70,12 @@ final class ListenerContainer implements AcemqListenerContainer {
         this.observerBinding = observerBinding;
         this.transactionalHandlers = transactionalHandlers;
         this.customizers = List.copyOf(customizers);
+    }
+
+    /** Checks every listener's settings when the context is ready, also when the container is not started. */
+    @Override
+    public void afterSingletonsInstantiated() {
+        subscriptions();
     }
 
     @Override
@@ -133,7 +140,7 @@ final class ListenerContainer implements AcemqListenerContainer {
                 handler = transactionalHandlers.wrap(handler, idempotencyStore, s.transactionManager(),
                         "'" + name + "' (" + endpoint.describe() + ")");
             }
-            out.add(s.applyTo(Subscription.builder(s.address(), handler)).build());
+            out.add(s.build(handler));
         }
         Set<String> unknown = new TreeSet<>(properties.getListeners().keySet());
         unknown.removeAll(settings.keySet());

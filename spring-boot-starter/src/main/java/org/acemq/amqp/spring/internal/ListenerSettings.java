@@ -71,6 +71,20 @@ final class ListenerSettings {
     }
 
     /**
+     * @param handler the listener's handler
+     * @return the subscription
+     * @throws IllegalStateException naming the listener when a setting is invalid
+     */
+    Subscription build(org.acemq.amqp.api.MessageHandler handler) {
+        Subscription.Builder b = applyTo(Subscription.builder(address(), handler));
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage(), e);
+        }
+    }
+
+    /**
      * Applies every Subscription setting that is set. {@code address} and the handler are the builder's own
      * arguments ({@link Subscription#builder}); everything else a {@link Subscription.Builder} offers is here.
      *
