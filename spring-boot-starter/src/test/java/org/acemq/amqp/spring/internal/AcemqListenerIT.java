@@ -20,7 +20,6 @@ import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.testinfra.AmqpTestClient;
 import org.acemq.amqp.testinfra.EmbeddedArtemis;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -50,22 +49,13 @@ class AcemqListenerIT {
 
     @BeforeAll
     static void startBroker() {
-        broker = EmbeddedArtemis.builder().persistent(false).maxDeliveryAttempts(-1)
-                .redeliveryDelay(Duration.ZERO).requireCredentials("acemq-it", "s3cret-pw").build().start();
-    }
-
-    @AfterAll
-    static void stopBroker() {
-        if (broker != null) {
-            broker.close();
-        }
+        broker = SharedBroker.get();
     }
 
     static ConfigurableApplicationContext start(Class<?> app, String... properties) {
         return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
-                .properties("acemq.connection.host=" + broker.host(), "acemq.connection.port=" + broker.port(),
-                        "acemq.connection.username=" + broker.user(), "acemq.connection.password=" + broker.password(),
-                        "spring.autoconfigure.exclude="
+                .properties(SharedBroker.connectionProperties())
+                .properties("spring.autoconfigure.exclude="
                                 + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
                         "management.health.acemq.enabled=true")
                 .properties(properties)
@@ -149,7 +139,7 @@ class AcemqListenerIT {
                     (Map<String, Map<String, Object>>) health.getDetails().get("subscriptions");
             assertThat(subscriptions.get(queue)).containsEntry("address", queue).containsEntry("attached", true);
             assertThat(health.toString()).as("no credential in the health details")
-                    .doesNotContain(broker.password());
+                    .doesNotContain(SharedBroker.PASSWORD);
         }
     }
 
@@ -277,9 +267,8 @@ class AcemqListenerIT {
                         "org.springframework.boot.actuate.", "org.springframework.boot.micrometer."))
                 .withConfiguration(AutoConfigurations.of(AcemqAutoConfiguration.class))
                 .withBean(Orders.class)
-                .withPropertyValues("test.queue=" + queue, "acemq.connection.host=" + broker.host(),
-                        "acemq.connection.port=" + broker.port(), "acemq.connection.username=" + broker.user(),
-                        "acemq.connection.password=" + broker.password())
+                .withPropertyValues(SharedBroker.connectionProperties())
+                .withPropertyValues("test.queue=" + queue)
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     assertThat(context).doesNotHaveBean(ListenerContainer.ObserverBinding.class);
