@@ -257,6 +257,50 @@ class AcemqListenerIT {
         }
     }
 
+    // ------------------------------------------------------------------------------------------------- tracing
+
+    /** Records the trace the handler runs in, as Boot's tracing (here Brave) sees it. */
+    static class Traced {
+        final io.micrometer.tracing.Tracer tracer;
+        final Map<String, String> seen = new ConcurrentHashMap<>();
+
+        Traced(io.micrometer.tracing.Tracer tracer) {
+            this.tracer = tracer;
+        }
+
+        @AcemqListener(address = "${test.queue}")
+        void onMessage(String body) {
+            io.micrometer.tracing.Span span = tracer.currentSpan();
+            seen.put(body, span == null ? "no span" : span.context().traceId() + "/" + span.context().parentId());
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class TracedApp {
+        @Bean
+        Traced traced(io.micrometer.tracing.Tracer tracer) {
+            return new Traced(tracer);
+        }
+    }
+
+    @Test
+    void bootsTracingContinuesTheProducersTraceFromTraceparent() {
+        String queue = "it-traced-" + UUID.randomUUID();
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        String producerSpan = "00f067aa0ba902b7";
+        try (ConfigurableApplicationContext app = start(TracedApp.class, "test.queue=" + queue,
+                "management.tracing.sampling.probability=1.0");
+                AmqpTestClient client = AmqpTestClient.connect(broker)) {
+            client.send(queue, AmqpTestClient.message("t-1", "traced")
+                    .property("traceparent", "00-" + traceId + "-" + producerSpan + "-01"));
+            Traced traced = app.getBean(Traced.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> traced.seen.containsKey("traced"));
+            assertThat(traced.seen.get("traced")).as("the handler runs in a child span of the producer's span")
+                    .isEqualTo(traceId + "/" + producerSpan);
+        }
+    }
+
     // --------------------------------------------------------------------------- without Micrometer or Actuator
 
     @Test
