@@ -170,7 +170,8 @@ class OrdersDemo implements ApplicationRunner {
     }
 
     private void row(String label, long actual, long expected, String note) {
-        out.printf(Locale.ROOT, " %-36s %,12d %,12d   %s%n", label, actual, expected, note);
+        String line = String.format(Locale.ROOT, " %-36s %,12d %,12d   %s", label, actual, expected, note);
+        out.println(line.stripTrailing());
     }
 
     private static void sleep(long millis) {
