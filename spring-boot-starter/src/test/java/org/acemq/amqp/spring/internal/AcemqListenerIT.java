@@ -172,6 +172,28 @@ class AcemqListenerIT {
         }
     }
 
+    @Test
+    void withAutoStartupOffTheApplicationStartsTheConsumer() {
+        String queue = "it-manual-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext app = start(OrdersApp.class, "test.queue=" + queue,
+                "acemq.consumer.auto-startup=false");
+                AmqpTestClient client = AmqpTestClient.connect(broker)) {
+            AcemqListenerContainer container = app.getBean(AcemqListenerContainer.class);
+            HealthIndicator health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN, HealthIndicator.class);
+            client.send(queue, order("m-1", "ok"));
+            assertThat(container.isRunning()).isFalse();
+            assertThat(container.consumer()).isEmpty();
+            assertThat(health.health().getStatus()).isEqualTo(Status.UNKNOWN);
+            assertThat(broker.consumerCount(queue)).as("nobody consumes yet").isZero();
+
+            container.start();
+
+            Orders orders = app.getBean(Orders.class);
+            await().atMost(Duration.ofSeconds(30)).until(() -> orders.effects.containsKey("m-1"));
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------- graceful shutdown
 
     /** A bean the handler uses; it records whether it was destroyed before the handler finished. */
