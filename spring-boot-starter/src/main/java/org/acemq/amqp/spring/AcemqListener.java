@@ -1,0 +1,133 @@
+package org.acemq.amqp.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a bean method as the handler of one AMQP address: the starter subscribes it on the application's
+ * {@code AmqpConsumer}, so that each message is claimed in the idempotency store, handed to this method only if no
+ * one has finished it yet, confirmed when the method returns and settled with the outcome its fate calls for.
+ *
+ * <pre>{@code
+ * @Component
+ * class Orders {
+ *     @AcemqListener(address = "${orders.queue}", concurrency = "8")
+ *     void onOrder(Order order, Envelope envelope) {
+ *         ...
+ *     }
+ * }
+ * }</pre>
+ *
+ * <h2>Parameters</h2>
+ * At most two: the {@link org.acemq.amqp.api.Envelope}, and one body parameter of any other type, converted by the
+ * application's {@link BodyConverter} bean (the default one handles {@code String}, {@code byte[]}, the body's own
+ * type, and JSON through the application's Jackson mapper). A body that cannot be converted is rejected with
+ * condition {@code amqp:decode-error}. The return value is ignored.
+ *
+ * <h2>Outcomes</h2>
+ * Exactly as for any {@link org.acemq.amqp.api.MessageHandler}: returning confirms and accepts; throwing
+ * {@link org.acemq.amqp.api.PermanentMessageException} or one of {@link #permanentFailure()} rejects at once; any
+ * other exception releases the claim and returns the message to the broker, until {@link #maxAttempts()}. The
+ * exception the method throws reaches the runtime unchanged.
+ *
+ * <h2>Settings</h2>
+ * Every attribute is a string and may hold a {@code ${...}} placeholder or a SpEL {@code #{...}} expression; an empty
+ * attribute means "not set". Each setting can also be given, or overridden, in properties under
+ * {@code acemq.listeners.<name>.*} ({@code <name>} is {@link #name()}, or the address when no name is given):
+ * properties win over attributes, attributes over the runtime's defaults ({@code Subscription.DEFAULT_*}).
+ *
+ * <h2>Transactional listeners</h2>
+ * With {@code transactional = "true"} the method runs inside a Spring transaction of the application's
+ * {@code PlatformTransactionManager} (or {@link #transactionManager()}), and the idempotency store's confirm is
+ * the last statement of that same transaction: database work the method does through that transaction manager
+ * (JdbcTemplate, JdbcClient, JPA, ...) and the confirm commit together or not at all, so those effects happen
+ * exactly once. Needs {@code acemq.store.type=jdbc} and a transaction manager whose DataSource reaches the store's
+ * database. See {@code docs/spring-boot.md}.
+ *
+ * <p>The method's bean is called on the consumer's handler threads, concurrently up to {@link #concurrency()}.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface AcemqListener {
+
+    /**
+     * @return the queue or address to consume; required unless {@code acemq.listeners.<name>.address} gives it
+     */
+    String address() default "";
+
+    /**
+     * @return the subscription's name: the key of its properties, its metric tag, health entry and thread names
+     *     (default: the address); unique per application
+     */
+    String name() default "";
+
+    /** @return handler threads (runtime default 1) */
+    String concurrency() default "";
+
+    /** @return deliveries that may wait beyond those being handled (runtime default 100) */
+    String prefetch() default "";
+
+    /** @return {@code AT_LEAST_ONCE} (default), {@code TRANSACTIONAL} or {@code AT_MOST_ONCE} */
+    String acknowledgementMode() default "";
+
+    /** @return attempts before a message is rejected as poison (runtime default 5) */
+    String maxAttempts() default "";
+
+    /** @return exception types (and their subtypes) that reject a message at once, besides PermanentMessageException */
+    Class<? extends Throwable>[] permanentFailure() default {};
+
+    /**
+     * @return {@code MODIFIED} or {@code RELEASED}; unset: modified where the broker implements it, released where not
+     *     (RabbitMQ 3)
+     */
+    String transientFailureOutcome() default "";
+
+    /** @return retry back-off: delay after the first failed attempt, e.g. {@code 100ms} (default 100ms; 0: none) */
+    String retryBackoffFirst() default "";
+
+    /** @return retry back-off: the longest delay, e.g. {@code 10s} (default 10s) */
+    String retryBackoffMax() default "";
+
+    /** @return retry back-off: growth per attempt, at least 1 (default 2.0) */
+    String retryBackoffMultiplier() default "";
+
+    /** @return retry back-off: largest fraction taken off a delay at random, 0 to 1 (default 0.5) */
+    String retryBackoffJitter() default "";
+
+    /** @return {@code QUEUE} (default), {@code TOPIC} or {@code NONE}: the kind of node the receiver asks for */
+    String sourceCapability() default "";
+
+    /** @return how long an IN_PROGRESS copy is held before it is released (default 1s) */
+    String inProgressDelay() default "";
+
+    /** @return {@code REJECT} (default), {@code APPLICATION_PROPERTY} (with {@link #missingIdProperty()}) or {@code BODY_HASH} */
+    String missingIdPolicy() default "";
+
+    /** @return the application property that keys messages without a message-id, for {@code APPLICATION_PROPERTY} */
+    String missingIdProperty() default "";
+
+    /** @return a session shared with the other subscriptions of the same group (default: a session of its own) */
+    String sessionGroup() default "";
+
+    /** @return the AMQP link name (default: chosen by the client) */
+    String linkName() default "";
+
+    /** @return TRANSACTIONAL acknowledgement: settled deliveries per commit (runtime default 100) */
+    String transactionBatchSize() default "";
+
+    /** @return TRANSACTIONAL acknowledgement: longest wait before a commit (runtime default 50ms) */
+    String transactionBatchTime() default "";
+
+    /** @return whether the claim's lease is renewed while the method runs (default true) */
+    String renewLeases() default "";
+
+    /** @return "true" to run the method and the store's confirm in one database transaction (default false) */
+    String transactional() default "";
+
+    /** @return the bean name of the transaction manager for a transactional listener (default: the only one) */
+    String transactionManager() default "";
+}

@@ -1,0 +1,997 @@
+package org.acemq.amqp.spring;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SourceCapability;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code acemq.*} properties. A setting left unset keeps the runtime's default (the {@code DEFAULT_*}
+ * constants of {@code AmqpConsumer}, {@code ConnectionSettings}, {@code Subscription} and the stores), so the
+ * defaults live in one place; {@code docs/spring-boot.md} lists them.
+ *
+ * <p>Public only so that Spring Boot can bind it and generate its configuration metadata; applications configure
+ * the starter through properties, not through this class.
+ */
+@ConfigurationProperties("acemq")
+public class AcemqProperties {
+
+    /** Where and how to connect to the broker. */
+    private final Connection connection = new Connection();
+    /** The consumer that runs every listener. */
+    private final Consumer consumer = new Consumer();
+    /** The idempotency store. */
+    private final Store store = new Store();
+    /** Per-listener settings, keyed by the listener's name (its address unless it names itself). */
+    private final Map<String, Listener> listeners = new LinkedHashMap<>();
+
+    /** @return where and how to connect to the broker */
+    public Connection getConnection() {
+        return connection;
+    }
+
+    /** @return the consumer that runs every listener */
+    public Consumer getConsumer() {
+        return consumer;
+    }
+
+    /** @return the idempotency store */
+    public Store getStore() {
+        return store;
+    }
+
+    /** @return per-listener settings, keyed by the listener's name (its address unless it names itself) */
+    public Map<String, Listener> getListeners() {
+        return listeners;
+    }
+
+    /** {@code acemq.connection.*}: the AMQP connection. */
+    public static class Connection {
+        /** Broker host. */
+        private String host = "localhost";
+        /** Broker port (AMQP 5672, AMQPS usually 5671). */
+        private int port = 5672;
+        /** SASL user name; anonymous when unset. Never logged, never in health details or metrics. */
+        private String username;
+        /** SASL password. Never logged, never in health details or metrics. */
+        private String password;
+        /** AMQP open hostname (virtual host). */
+        private String virtualHost;
+        /** Further locations to fail over to, each "host:port". */
+        private List<String> failover = new ArrayList<>();
+        /** Idle timeout (runtime default 60s). */
+        private Duration idleTimeout;
+        /** Timeout for opening the connection (runtime default 15s). */
+        private Duration openTimeout;
+        /** Timeout for transaction declare/discharge and drains (runtime default 30s). */
+        private Duration requestTimeout;
+        /** TLS. */
+        private final Tls tls = new Tls();
+        /** Reconnection after a lost connection. */
+        private final Reconnect reconnect = new Reconnect();
+
+        /** @return broker host */
+        public String getHost() {
+            return host;
+        }
+
+        /** @param host broker host */
+        public void setHost(String host) {
+            this.host = host;
+        }
+
+        /** @return broker port (AMQP 5672, AMQPS usually 5671) */
+        public int getPort() {
+            return port;
+        }
+
+        /** @param port broker port (AMQP 5672, AMQPS usually 5671) */
+        public void setPort(int port) {
+            this.port = port;
+        }
+
+        /** @return SASL user name; anonymous when unset. Never logged, never in health details or metrics */
+        public String getUsername() {
+            return username;
+        }
+
+        /** @param username SASL user name; anonymous when unset. Never logged, never in health details or metrics */
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        /** @return SASL password. Never logged, never in health details or metrics */
+        public String getPassword() {
+            return password;
+        }
+
+        /** @param password SASL password. Never logged, never in health details or metrics */
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        /** @return AMQP open hostname (virtual host) */
+        public String getVirtualHost() {
+            return virtualHost;
+        }
+
+        /** @param virtualHost AMQP open hostname (virtual host) */
+        public void setVirtualHost(String virtualHost) {
+            this.virtualHost = virtualHost;
+        }
+
+        /** @return further locations to fail over to, each "host:port" */
+        public List<String> getFailover() {
+            return failover;
+        }
+
+        /** @param failover further locations to fail over to, each "host:port" */
+        public void setFailover(List<String> failover) {
+            this.failover = failover;
+        }
+
+        /** @return idle timeout (runtime default 60s) */
+        public Duration getIdleTimeout() {
+            return idleTimeout;
+        }
+
+        /** @param idleTimeout idle timeout (runtime default 60s) */
+        public void setIdleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+        }
+
+        /** @return timeout for opening the connection (runtime default 15s) */
+        public Duration getOpenTimeout() {
+            return openTimeout;
+        }
+
+        /** @param openTimeout timeout for opening the connection (runtime default 15s) */
+        public void setOpenTimeout(Duration openTimeout) {
+            this.openTimeout = openTimeout;
+        }
+
+        /** @return timeout for transaction declare/discharge and drains (runtime default 30s) */
+        public Duration getRequestTimeout() {
+            return requestTimeout;
+        }
+
+        /** @param requestTimeout timeout for transaction declare/discharge and drains (runtime default 30s) */
+        public void setRequestTimeout(Duration requestTimeout) {
+            this.requestTimeout = requestTimeout;
+        }
+
+        /** @return TLS */
+        public Tls getTls() {
+            return tls;
+        }
+
+        /** @return reconnection after a lost connection */
+        public Reconnect getReconnect() {
+            return reconnect;
+        }
+    }
+
+    /** {@code acemq.connection.tls.*}. */
+    public static class Tls {
+        /** Whether to connect with TLS (implied by bundle, trust-store and key-store). */
+        private boolean enabled;
+        /** Name of a Spring Boot SSL bundle (spring.ssl.bundle.*) whose SSLContext is used. */
+        private String bundle;
+        /** Trust store path (JKS or PKCS12), when no bundle is named. */
+        private String trustStore;
+        /** Trust store password. */
+        private String trustStorePassword;
+        /** Key store path for a client certificate, when no bundle is named. */
+        private String keyStore;
+        /** Key store password. */
+        private String keyStorePassword;
+        /** Whether the broker's host name must match its certificate. */
+        private boolean verifyHost = true;
+
+        /** @return the {@code enabled} setting */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled the {@code enabled} setting */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return name of a Spring Boot SSL bundle (spring.ssl.bundle.*) whose SSLContext is used */
+        public String getBundle() {
+            return bundle;
+        }
+
+        /** @param bundle name of a Spring Boot SSL bundle (spring.ssl.bundle.*) whose SSLContext is used */
+        public void setBundle(String bundle) {
+            this.bundle = bundle;
+        }
+
+        /** @return trust store path (JKS or PKCS12), when no bundle is named */
+        public String getTrustStore() {
+            return trustStore;
+        }
+
+        /** @param trustStore trust store path (JKS or PKCS12), when no bundle is named */
+        public void setTrustStore(String trustStore) {
+            this.trustStore = trustStore;
+        }
+
+        /** @return trust store password */
+        public String getTrustStorePassword() {
+            return trustStorePassword;
+        }
+
+        /** @param trustStorePassword trust store password */
+        public void setTrustStorePassword(String trustStorePassword) {
+            this.trustStorePassword = trustStorePassword;
+        }
+
+        /** @return key store path for a client certificate, when no bundle is named */
+        public String getKeyStore() {
+            return keyStore;
+        }
+
+        /** @param keyStore key store path for a client certificate, when no bundle is named */
+        public void setKeyStore(String keyStore) {
+            this.keyStore = keyStore;
+        }
+
+        /** @return key store password */
+        public String getKeyStorePassword() {
+            return keyStorePassword;
+        }
+
+        /** @param keyStorePassword key store password */
+        public void setKeyStorePassword(String keyStorePassword) {
+            this.keyStorePassword = keyStorePassword;
+        }
+
+        /** @return whether the broker's host name must match its certificate */
+        public boolean isVerifyHost() {
+            return verifyHost;
+        }
+
+        /** @param verifyHost whether the broker's host name must match its certificate */
+        public void setVerifyHost(boolean verifyHost) {
+            this.verifyHost = verifyHost;
+        }
+    }
+
+    /** {@code acemq.connection.reconnect.*}. */
+    public static class Reconnect {
+        /** Whether to reconnect after a lost connection (runtime default true). */
+        private Boolean enabled;
+        /** First delay between reconnect attempts, doubling (runtime default 100ms). */
+        private Duration initialDelay;
+        /** Longest delay between reconnect attempts (runtime default 30s). */
+        private Duration maxDelay;
+        /** Reconnect attempts before giving up, -1 for ever (runtime default -1). */
+        private Integer maxAttempts;
+
+        /** @return the {@code enabled} setting */
+        public Boolean getEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled the {@code enabled} setting */
+        public void setEnabled(Boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return first delay between reconnect attempts, doubling (runtime default 100ms) */
+        public Duration getInitialDelay() {
+            return initialDelay;
+        }
+
+        /** @param initialDelay first delay between reconnect attempts, doubling (runtime default 100ms) */
+        public void setInitialDelay(Duration initialDelay) {
+            this.initialDelay = initialDelay;
+        }
+
+        /** @return longest delay between reconnect attempts (runtime default 30s) */
+        public Duration getMaxDelay() {
+            return maxDelay;
+        }
+
+        /** @param maxDelay longest delay between reconnect attempts (runtime default 30s) */
+        public void setMaxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+        }
+
+        /** @return the {@code max-attempts} setting */
+        public Integer getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        /** @param maxAttempts the {@code max-attempts} setting */
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+    }
+
+    /** {@code acemq.consumer.*}: the consumer that runs every listener. */
+    public static class Consumer {
+        /** Whether the consumer starts with the application context; false leaves it to the application. */
+        private boolean autoStartup = true;
+        /** Name for threads and logs (runtime default "acemq"). */
+        private String name;
+        /** FAIL_CLOSED (default): release and pause while the store is down; FAIL_OPEN: process without de-duplication. */
+        private StoreFailurePolicy storeFailurePolicy;
+        /** How long stopping waits for running handlers (runtime default 30s). */
+        private Duration shutdownTimeout;
+        /**
+         * Interval of the fallback credit check, used only where the runtime's protonj2 engine hooks cannot be
+         * installed (runtime default 1s).
+         */
+        private Duration creditCheckInterval;
+        /** How long to keep retrying a confirm after the handler succeeded (runtime default 30s). */
+        private Duration confirmTimeout;
+        /** First delay between probes of an unreachable store (runtime default 100ms). */
+        private Duration storeRetryDelay;
+        /** Longest delay between probes of an unreachable store (runtime default 10s). */
+        private Duration maxStoreRetryDelay;
+        /** Deliveries held by all listeners together, 0 for no cap (runtime default 0). */
+        private Integer maxInFlightPerConnection;
+        /**
+         * Whether starting connects and attaches at once and fails the application's start-up when the broker cannot
+         * be reached (runtime default false: the first connection is retried in the background while health says
+         * DOWN).
+         */
+        private Boolean failFastStart;
+
+        /**
+         * @return whether starting connects and attaches at once and fails the application's start-up when the broker
+         *     cannot be reached (runtime default false: the first connection is retried in the background while health
+         *     says DOWN)
+         */
+        public Boolean getFailFastStart() {
+            return failFastStart;
+        }
+
+        /**
+         * @param failFastStart whether starting connects and attaches at once and fails the application's start-up when
+         *     the broker cannot be reached (runtime default false: the first connection is retried in the background
+         *     while health says DOWN)
+         */
+        public void setFailFastStart(Boolean failFastStart) {
+            this.failFastStart = failFastStart;
+        }
+
+        /** @return whether the consumer starts with the application context; false leaves it to the application */
+        public boolean isAutoStartup() {
+            return autoStartup;
+        }
+
+        /**
+         * @param autoStartup whether the consumer starts with the application context; false leaves it to the
+         *     application
+         */
+        public void setAutoStartup(boolean autoStartup) {
+            this.autoStartup = autoStartup;
+        }
+
+        /** @return name for threads and logs (runtime default "acemq") */
+        public String getName() {
+            return name;
+        }
+
+        /** @param name name for threads and logs (runtime default "acemq") */
+        public void setName(String name) {
+            this.name = name;
+        }
+
+        /**
+         * @return FAIL_CLOSED (default): release and pause while the store is down; FAIL_OPEN: process without de-
+         *     duplication
+         */
+        public StoreFailurePolicy getStoreFailurePolicy() {
+            return storeFailurePolicy;
+        }
+
+        /**
+         * @param storeFailurePolicy FAIL_CLOSED (default): release and pause while the store is down; FAIL_OPEN:
+         *     process without de-duplication
+         */
+        public void setStoreFailurePolicy(StoreFailurePolicy storeFailurePolicy) {
+            this.storeFailurePolicy = storeFailurePolicy;
+        }
+
+        /** @return how long stopping waits for running handlers (runtime default 30s) */
+        public Duration getShutdownTimeout() {
+            return shutdownTimeout;
+        }
+
+        /** @param shutdownTimeout how long stopping waits for running handlers (runtime default 30s) */
+        public void setShutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+        }
+
+        /**
+         * @return interval of the fallback credit check, used only where the runtime's protonj2 engine hooks cannot be
+         *     installed (runtime default 1s)
+         */
+        public Duration getCreditCheckInterval() {
+            return creditCheckInterval;
+        }
+
+        /**
+         * @param creditCheckInterval interval of the fallback credit check, used only where the runtime's protonj2
+         *     engine hooks cannot be installed (runtime default 1s)
+         */
+        public void setCreditCheckInterval(Duration creditCheckInterval) {
+            this.creditCheckInterval = creditCheckInterval;
+        }
+
+        /** @return how long to keep retrying a confirm after the handler succeeded (runtime default 30s) */
+        public Duration getConfirmTimeout() {
+            return confirmTimeout;
+        }
+
+        /**
+         * @param confirmTimeout how long to keep retrying a confirm after the handler succeeded (runtime default 30s)
+         */
+        public void setConfirmTimeout(Duration confirmTimeout) {
+            this.confirmTimeout = confirmTimeout;
+        }
+
+        /** @return first delay between probes of an unreachable store (runtime default 100ms) */
+        public Duration getStoreRetryDelay() {
+            return storeRetryDelay;
+        }
+
+        /** @param storeRetryDelay first delay between probes of an unreachable store (runtime default 100ms) */
+        public void setStoreRetryDelay(Duration storeRetryDelay) {
+            this.storeRetryDelay = storeRetryDelay;
+        }
+
+        /** @return longest delay between probes of an unreachable store (runtime default 10s) */
+        public Duration getMaxStoreRetryDelay() {
+            return maxStoreRetryDelay;
+        }
+
+        /** @param maxStoreRetryDelay longest delay between probes of an unreachable store (runtime default 10s) */
+        public void setMaxStoreRetryDelay(Duration maxStoreRetryDelay) {
+            this.maxStoreRetryDelay = maxStoreRetryDelay;
+        }
+
+        /** @return deliveries held by all listeners together, 0 for no cap (runtime default 0) */
+        public Integer getMaxInFlightPerConnection() {
+            return maxInFlightPerConnection;
+        }
+
+        /**
+         * @param maxInFlightPerConnection deliveries held by all listeners together, 0 for no cap (runtime default 0)
+         */
+        public void setMaxInFlightPerConnection(Integer maxInFlightPerConnection) {
+            this.maxInFlightPerConnection = maxInFlightPerConnection;
+        }
+    }
+
+    /** The values of {@code acemq.store.type}. */
+    public enum StoreType {
+        /** {@code InMemoryIdempotencyStore}: per process, forgotten on restart. */
+        MEMORY,
+        /** {@code JdbcIdempotencyStore} on PostgreSQL, on the application's DataSource. */
+        JDBC
+    }
+
+    /** {@code acemq.store.*}: the idempotency store (ignored when the application defines an IdempotencyStore bean). */
+    public static class Store {
+        /** Which store to create. */
+        private StoreType type = StoreType.MEMORY;
+        /** How long a claim lasts unless renewed (store default 30s). */
+        private Duration lease;
+        /** How long a confirmed id is remembered (store default 24h). */
+        private Duration retention;
+        /** The in-memory store. */
+        private final Memory memory = new Memory();
+        /** The JDBC store. */
+        private final Jdbc jdbc = new Jdbc();
+
+        /** @return which store to create */
+        public StoreType getType() {
+            return type;
+        }
+
+        /** @param type which store to create */
+        public void setType(StoreType type) {
+            this.type = type;
+        }
+
+        /** @return how long a claim lasts unless renewed (store default 30s) */
+        public Duration getLease() {
+            return lease;
+        }
+
+        /** @param lease how long a claim lasts unless renewed (store default 30s) */
+        public void setLease(Duration lease) {
+            this.lease = lease;
+        }
+
+        /** @return how long a confirmed id is remembered (store default 24h) */
+        public Duration getRetention() {
+            return retention;
+        }
+
+        /** @param retention how long a confirmed id is remembered (store default 24h) */
+        public void setRetention(Duration retention) {
+            this.retention = retention;
+        }
+
+        /** @return the in-memory store */
+        public Memory getMemory() {
+            return memory;
+        }
+
+        /** @return the JDBC store */
+        public Jdbc getJdbc() {
+            return jdbc;
+        }
+    }
+
+    /** {@code acemq.store.memory.*}. */
+    public static class Memory {
+        /** Most ids remembered (store default 1000000). */
+        private Long maxEntries;
+
+        /** @return most ids remembered (store default 1000000) */
+        public Long getMaxEntries() {
+            return maxEntries;
+        }
+
+        /** @param maxEntries most ids remembered (store default 1000000) */
+        public void setMaxEntries(Long maxEntries) {
+            this.maxEntries = maxEntries;
+        }
+    }
+
+    /** {@code acemq.store.jdbc.*}. */
+    public static class Jdbc {
+        /** Table name, "name" or "schema.name" (store default acemq_idempotency). */
+        private String tableName;
+        /** Whether to run CREATE TABLE/INDEX IF NOT EXISTS at startup; false when Flyway or Liquibase own the schema. */
+        private boolean initializeSchema = true;
+        /** This instance's owner id (store default: random per start). */
+        private UUID owner;
+        /** Rows deleted per purge statement (store default 5000). */
+        private Integer purgeBatchSize;
+        /** Pause between purge batches (store default 20ms). */
+        private Duration purgePause;
+        /** How often expired rows are purged while the consumer runs; 0 turns purging off. */
+        private Duration purgeInterval = Duration.ofMinutes(1);
+        /** Group commit of concurrent claims, confirms and releases. */
+        private final GroupCommit groupCommit = new GroupCommit();
+
+        /** @return table name, "name" or "schema.name" (store default acemq_idempotency) */
+        public String getTableName() {
+            return tableName;
+        }
+
+        /** @param tableName table name, "name" or "schema.name" (store default acemq_idempotency) */
+        public void setTableName(String tableName) {
+            this.tableName = tableName;
+        }
+
+        /**
+         * @return whether to run CREATE TABLE/INDEX IF NOT EXISTS at startup; false when Flyway or Liquibase own the
+         *     schema
+         */
+        public boolean isInitializeSchema() {
+            return initializeSchema;
+        }
+
+        /**
+         * @param initializeSchema whether to run CREATE TABLE/INDEX IF NOT EXISTS at startup; false when Flyway or
+         *     Liquibase own the schema
+         */
+        public void setInitializeSchema(boolean initializeSchema) {
+            this.initializeSchema = initializeSchema;
+        }
+
+        /** @return this instance's owner id (store default: random per start) */
+        public UUID getOwner() {
+            return owner;
+        }
+
+        /** @param owner this instance's owner id (store default: random per start) */
+        public void setOwner(UUID owner) {
+            this.owner = owner;
+        }
+
+        /** @return rows deleted per purge statement (store default 5000) */
+        public Integer getPurgeBatchSize() {
+            return purgeBatchSize;
+        }
+
+        /** @param purgeBatchSize rows deleted per purge statement (store default 5000) */
+        public void setPurgeBatchSize(Integer purgeBatchSize) {
+            this.purgeBatchSize = purgeBatchSize;
+        }
+
+        /** @return pause between purge batches (store default 20ms) */
+        public Duration getPurgePause() {
+            return purgePause;
+        }
+
+        /** @param purgePause pause between purge batches (store default 20ms) */
+        public void setPurgePause(Duration purgePause) {
+            this.purgePause = purgePause;
+        }
+
+        /** @return how often expired rows are purged while the consumer runs; 0 turns purging off */
+        public Duration getPurgeInterval() {
+            return purgeInterval;
+        }
+
+        /** @param purgeInterval how often expired rows are purged while the consumer runs; 0 turns purging off */
+        public void setPurgeInterval(Duration purgeInterval) {
+            this.purgeInterval = purgeInterval;
+        }
+
+        /** @return group commit of concurrent claims, confirms and releases */
+        public GroupCommit getGroupCommit() {
+            return groupCommit;
+        }
+    }
+
+    /** {@code acemq.store.jdbc.group-commit.*}. */
+    public static class GroupCommit {
+        /**
+         * Whether group commit is on (store default on: up to the pool's size every caller runs its own statement,
+         * only callers that would wait for a connection share batches); false turns it off.
+         */
+        private Boolean enabled;
+        /** Most calls per batch statement (store default 128). */
+        private Integer maxBatch;
+        /**
+         * Most batch statements executing at once (store default: the DataSource's pool size; 8 when only
+         * {@code max-batch} is set).
+         */
+        private Integer maxInFlight;
+
+        /** @return whether group commit is on; null keeps the store's default (on) */
+        public Boolean getEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether group commit is on; null keeps the store's default (on) */
+        public void setEnabled(Boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return most calls per batch statement (store default 128) */
+        public Integer getMaxBatch() {
+            return maxBatch;
+        }
+
+        /** @param maxBatch most calls per batch statement (store default 128) */
+        public void setMaxBatch(Integer maxBatch) {
+            this.maxBatch = maxBatch;
+        }
+
+        /** @return most batch statements executing at once (store default: the pool's size) */
+        public Integer getMaxInFlight() {
+            return maxInFlight;
+        }
+
+        /** @param maxInFlight most batch statements executing at once (store default: the pool's size) */
+        public void setMaxInFlight(Integer maxInFlight) {
+            this.maxInFlight = maxInFlight;
+        }
+    }
+
+    /**
+     * {@code acemq.listeners.<name>.*}: the settings of one {@link AcemqListener}. Each one set here wins over the
+     * annotation's attribute of the same name.
+     */
+    public static class Listener {
+        /** The queue or address to consume. */
+        private String address;
+        /** Handler threads (runtime default 1). */
+        private Integer concurrency;
+        /** Deliveries that may wait beyond those being handled (runtime default 100). */
+        private Integer prefetch;
+        /** AT_LEAST_ONCE (default), TRANSACTIONAL or AT_MOST_ONCE. */
+        private AcknowledgementMode acknowledgementMode;
+        /** Attempts before a message is rejected as poison (runtime default 5). */
+        private Integer maxAttempts;
+        /** Exception types (fully qualified class names) that reject a message at once, added to the annotation's. */
+        private List<Class<? extends Throwable>> permanentFailures = new ArrayList<>();
+        /** MODIFIED or RELEASED; unset: modified where the broker implements it, released where not (RabbitMQ 3). */
+        private Outcome transientFailureOutcome;
+        /** How long a transiently failed delivery is held before it goes back: exponential with jitter. */
+        private final RetryBackoff retryBackoff = new RetryBackoff();
+        /** QUEUE (default), TOPIC or NONE: the kind of node the receiver asks the broker for. */
+        private SourceCapability sourceCapability;
+        /** How long an IN_PROGRESS copy is held before it is released (runtime default 1s). */
+        private Duration inProgressDelay;
+        /** REJECT (default), APPLICATION_PROPERTY or BODY_HASH. */
+        private MissingIdPolicy.Kind missingIdPolicy;
+        /** The application property that keys messages without a message-id (APPLICATION_PROPERTY). */
+        private String missingIdProperty;
+        /** Session shared with the other listeners of the same group. */
+        private String sessionGroup;
+        /** AMQP link name. */
+        private String linkName;
+        /** TRANSACTIONAL acknowledgement: settled deliveries per commit (runtime default 100). */
+        private Integer transactionBatchSize;
+        /** TRANSACTIONAL acknowledgement: longest wait before a commit (runtime default 50ms). */
+        private Duration transactionBatchTime;
+        /** Whether the claim's lease is renewed while the handler runs (runtime default true). */
+        private Boolean renewLeases;
+        /** Whether the handler and the store's confirm run in one database transaction. */
+        private Boolean transactional;
+        /** Bean name of the transaction manager for a transactional listener. */
+        private String transactionManager;
+
+        /** @return the queue or address to consume */
+        public String getAddress() {
+            return address;
+        }
+
+        /** @param address the queue or address to consume */
+        public void setAddress(String address) {
+            this.address = address;
+        }
+
+        /** @return handler threads (runtime default 1) */
+        public Integer getConcurrency() {
+            return concurrency;
+        }
+
+        /** @param concurrency handler threads (runtime default 1) */
+        public void setConcurrency(Integer concurrency) {
+            this.concurrency = concurrency;
+        }
+
+        /** @return deliveries that may wait beyond those being handled (runtime default 100) */
+        public Integer getPrefetch() {
+            return prefetch;
+        }
+
+        /** @param prefetch deliveries that may wait beyond those being handled (runtime default 100) */
+        public void setPrefetch(Integer prefetch) {
+            this.prefetch = prefetch;
+        }
+
+        /** @return AT_LEAST_ONCE (default), TRANSACTIONAL or AT_MOST_ONCE */
+        public AcknowledgementMode getAcknowledgementMode() {
+            return acknowledgementMode;
+        }
+
+        /** @param acknowledgementMode AT_LEAST_ONCE (default), TRANSACTIONAL or AT_MOST_ONCE */
+        public void setAcknowledgementMode(AcknowledgementMode acknowledgementMode) {
+            this.acknowledgementMode = acknowledgementMode;
+        }
+
+        /** @return the {@code max-attempts} setting */
+        public Integer getMaxAttempts() {
+            return maxAttempts;
+        }
+
+        /** @param maxAttempts the {@code max-attempts} setting */
+        public void setMaxAttempts(Integer maxAttempts) {
+            this.maxAttempts = maxAttempts;
+        }
+
+        /**
+         * @return exception types (fully qualified class names) that reject a message at once, added to the
+         *     annotation's
+         */
+        public List<Class<? extends Throwable>> getPermanentFailures() {
+            return permanentFailures;
+        }
+
+        /**
+         * @param permanentFailures exception types (fully qualified class names) that reject a message at once, added
+         *     to the annotation's
+         */
+        public void setPermanentFailures(List<Class<? extends Throwable>> permanentFailures) {
+            this.permanentFailures = permanentFailures;
+        }
+
+        /**
+         * @return MODIFIED or RELEASED; unset: modified where the broker implements it, released where not (RabbitMQ 3)
+         */
+        public Outcome getTransientFailureOutcome() {
+            return transientFailureOutcome;
+        }
+
+        /**
+         * @param transientFailureOutcome MODIFIED or RELEASED; unset: modified where the broker implements it, released
+         *     where not (RabbitMQ 3)
+         */
+        public void setTransientFailureOutcome(Outcome transientFailureOutcome) {
+            this.transientFailureOutcome = transientFailureOutcome;
+        }
+
+        /** @return how long a transiently failed delivery is held before it goes back: exponential with jitter */
+        public RetryBackoff getRetryBackoff() {
+            return retryBackoff;
+        }
+
+        /** @return QUEUE (default), TOPIC or NONE: the kind of node the receiver asks the broker for */
+        public SourceCapability getSourceCapability() {
+            return sourceCapability;
+        }
+
+        /** @param sourceCapability QUEUE (default), TOPIC or NONE: the kind of node the receiver asks the broker for */
+        public void setSourceCapability(SourceCapability sourceCapability) {
+            this.sourceCapability = sourceCapability;
+        }
+
+        /** @return how long an IN_PROGRESS copy is held before it is released (runtime default 1s) */
+        public Duration getInProgressDelay() {
+            return inProgressDelay;
+        }
+
+        /** @param inProgressDelay how long an IN_PROGRESS copy is held before it is released (runtime default 1s) */
+        public void setInProgressDelay(Duration inProgressDelay) {
+            this.inProgressDelay = inProgressDelay;
+        }
+
+        /** @return REJECT (default), APPLICATION_PROPERTY or BODY_HASH */
+        public MissingIdPolicy.Kind getMissingIdPolicy() {
+            return missingIdPolicy;
+        }
+
+        /** @param missingIdPolicy REJECT (default), APPLICATION_PROPERTY or BODY_HASH */
+        public void setMissingIdPolicy(MissingIdPolicy.Kind missingIdPolicy) {
+            this.missingIdPolicy = missingIdPolicy;
+        }
+
+        /** @return the application property that keys messages without a message-id (APPLICATION_PROPERTY) */
+        public String getMissingIdProperty() {
+            return missingIdProperty;
+        }
+
+        /**
+         * @param missingIdProperty the application property that keys messages without a message-id
+         *     (APPLICATION_PROPERTY)
+         */
+        public void setMissingIdProperty(String missingIdProperty) {
+            this.missingIdProperty = missingIdProperty;
+        }
+
+        /** @return session shared with the other listeners of the same group */
+        public String getSessionGroup() {
+            return sessionGroup;
+        }
+
+        /** @param sessionGroup session shared with the other listeners of the same group */
+        public void setSessionGroup(String sessionGroup) {
+            this.sessionGroup = sessionGroup;
+        }
+
+        /** @return AMQP link name */
+        public String getLinkName() {
+            return linkName;
+        }
+
+        /** @param linkName AMQP link name */
+        public void setLinkName(String linkName) {
+            this.linkName = linkName;
+        }
+
+        /** @return TRANSACTIONAL acknowledgement: settled deliveries per commit (runtime default 100) */
+        public Integer getTransactionBatchSize() {
+            return transactionBatchSize;
+        }
+
+        /**
+         * @param transactionBatchSize TRANSACTIONAL acknowledgement: settled deliveries per commit (runtime default
+         *     100)
+         */
+        public void setTransactionBatchSize(Integer transactionBatchSize) {
+            this.transactionBatchSize = transactionBatchSize;
+        }
+
+        /** @return TRANSACTIONAL acknowledgement: longest wait before a commit (runtime default 50ms) */
+        public Duration getTransactionBatchTime() {
+            return transactionBatchTime;
+        }
+
+        /**
+         * @param transactionBatchTime TRANSACTIONAL acknowledgement: longest wait before a commit (runtime default
+         *     50ms)
+         */
+        public void setTransactionBatchTime(Duration transactionBatchTime) {
+            this.transactionBatchTime = transactionBatchTime;
+        }
+
+        /** @return whether the claim's lease is renewed while the handler runs (runtime default true) */
+        public Boolean getRenewLeases() {
+            return renewLeases;
+        }
+
+        /** @param renewLeases whether the claim's lease is renewed while the handler runs (runtime default true) */
+        public void setRenewLeases(Boolean renewLeases) {
+            this.renewLeases = renewLeases;
+        }
+
+        /** @return whether the handler and the store's confirm run in one database transaction */
+        public Boolean getTransactional() {
+            return transactional;
+        }
+
+        /** @param transactional whether the handler and the store's confirm run in one database transaction */
+        public void setTransactional(Boolean transactional) {
+            this.transactional = transactional;
+        }
+
+        /** @return bean name of the transaction manager for a transactional listener */
+        public String getTransactionManager() {
+            return transactionManager;
+        }
+
+        /** @param transactionManager bean name of the transaction manager for a transactional listener */
+        public void setTransactionManager(String transactionManager) {
+            this.transactionManager = transactionManager;
+        }
+    }
+
+    /**
+     * {@code acemq.listeners.<name>.retry-backoff.*}: the runtime's {@code RetryBackoff}. A field left unset takes the
+     * runtime default's value (100ms doubling to 10s, jitter 0.5); {@code first: 0} turns holding off.
+     */
+    public static class RetryBackoff {
+        /** Delay after the first failed attempt (runtime default 100ms; 0: no holding). */
+        private Duration first;
+        /** Longest delay (runtime default 10s). */
+        private Duration max;
+        /** Growth per attempt, at least 1 (runtime default 2.0). */
+        private Double multiplier;
+        /** Largest fraction taken off a delay at random, 0 to 1 (runtime default 0.5). */
+        private Double jitter;
+
+        /** @return delay after the first failed attempt (runtime default 100ms; 0: no holding) */
+        public Duration getFirst() {
+            return first;
+        }
+
+        /** @param first delay after the first failed attempt (runtime default 100ms; 0: no holding) */
+        public void setFirst(Duration first) {
+            this.first = first;
+        }
+
+        /** @return longest delay (runtime default 10s) */
+        public Duration getMax() {
+            return max;
+        }
+
+        /** @param max longest delay (runtime default 10s) */
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+
+        /** @return growth per attempt, at least 1 (runtime default 2.0) */
+        public Double getMultiplier() {
+            return multiplier;
+        }
+
+        /** @param multiplier growth per attempt, at least 1 (runtime default 2.0) */
+        public void setMultiplier(Double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        /** @return largest fraction taken off a delay at random, 0 to 1 (runtime default 0.5) */
+        public Double getJitter() {
+            return jitter;
+        }
+
+        /** @param jitter largest fraction taken off a delay at random, 0 to 1 (runtime default 0.5) */
+        public void setJitter(Double jitter) {
+            this.jitter = jitter;
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package org.acemq.amqp.spring.internal;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import javax.sql.DataSource;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.spring.AcemqConsumerCustomizer;
+import org.acemq.amqp.spring.AcemqListenerContainer;
+import org.acemq.amqp.spring.AcemqProperties;
+import org.acemq.amqp.spring.BodyConverter;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Role;
+import org.springframework.beans.factory.config.BeanDefinition;
+
+/**
+ * Auto-configuration of the AceMQ consumer: the {@code @AcemqListener} methods, the idempotency store, the
+ * listener container, and the optional Micrometer, Actuator health and Spring transaction integrations (each active
+ * only when its library is on the class path). Runs after the auto-configurations of the beans it uses, so that the
+ * application's DataSource, migrations, MeterRegistry, ObservationRegistry and Jackson mapper exist first.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration",
+        "org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration",
+        "org.springframework.boot.liquibase.autoconfigure.LiquibaseAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration"})
+@EnableConfigurationProperties(AcemqProperties.class)
+public final class AcemqAutoConfiguration {
+
+    /** The bean name of the health contributor; Actuator reports it as {@code acemq}. */
+    static final String HEALTH_INDICATOR_BEAN = "acemqHealthIndicator";
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static ListenerAnnotationProcessor acemqListenerAnnotationProcessor() {
+        return new ListenerAnnotationProcessor();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(BodyConverter.class)
+    BodyConverter acemqBodyConverter(BeanFactory beans) {
+        return new DefaultBodyConverter(JsonReaders.find(beans));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(AcemqListenerContainer.class)
+    AcemqListenerContainer acemqListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
+            ObjectProvider<IdempotencyStore> store, BodyConverter converter, ObjectProvider<SslBundles> sslBundles,
+            ObjectProvider<ListenerContainer.ObserverBinding> observer,
+            ObjectProvider<ListenerContainer.TransactionalHandlers> transactional,
+            ObjectProvider<AcemqConsumerCustomizer> customizers) {
+        return new ListenerContainer(properties, listeners, store::getObject, converter,
+                () -> ConsumerSettings.connection(properties.getConnection(), sslBundles.getIfAvailable()),
+                observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList());
+    }
+
+    /** {@code acemq.store.type=memory} (the default). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "acemq.store", name = "type", havingValue = "memory", matchIfMissing = true)
+    static class MemoryStoreConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyStore.class)
+        InMemoryIdempotencyStore acemqIdempotencyStore(AcemqProperties properties) {
+            AcemqProperties.Store p = properties.getStore();
+            try {
+                InMemoryIdempotencyStore.Builder b = InMemoryIdempotencyStore.builder();
+                if (p.getLease() != null) {
+                    b.lease(p.getLease());
+                }
+                if (p.getRetention() != null) {
+                    b.retention(p.getRetention());
+                }
+                if (p.getMemory().getMaxEntries() != null) {
+                    b.maxEntries(p.getMemory().getMaxEntries());
+                }
+                return b.build();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("acemq.store: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** {@code acemq.store.type=jdbc}: on the application's DataSource. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "acemq.store", name = "type", havingValue = "jdbc")
+    static class JdbcStoreConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyStore.class)
+        @DependsOnDatabaseInitialization
+        JdbcIdempotencyStore acemqIdempotencyStore(AcemqProperties properties, ObjectProvider<DataSource> dataSource) {
+            DataSource ds = dataSource.getIfUnique();
+            if (ds == null) {
+                throw new IllegalStateException("acemq.store.type=jdbc needs a DataSource bean (spring.datasource.* "
+                        + "with spring-boot-starter-jdbc and the PostgreSQL driver), but the application has "
+                        + (dataSource.stream().findAny().isPresent() ? "several and none is @Primary" : "none"));
+            }
+            AcemqProperties.Store p = properties.getStore();
+            AcemqProperties.Jdbc jdbc = p.getJdbc();
+            JdbcIdempotencyStore store;
+            try {
+                JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(ds);
+                if (jdbc.getTableName() != null) {
+                    b.tableName(jdbc.getTableName());
+                }
+                if (p.getLease() != null) {
+                    b.lease(p.getLease());
+                }
+                if (p.getRetention() != null) {
+                    b.retention(p.getRetention());
+                }
+                if (jdbc.getOwner() != null) {
+                    b.owner(jdbc.getOwner());
+                }
+                if (jdbc.getPurgeBatchSize() != null) {
+                    b.purgeBatchSize(jdbc.getPurgeBatchSize());
+                }
+                if (jdbc.getPurgePause() != null) {
+                    b.purgePause(jdbc.getPurgePause());
+                }
+                AcemqProperties.GroupCommit gc = jdbc.getGroupCommit();
+                if (Boolean.FALSE.equals(gc.getEnabled())) {
+                    b.groupCommit(false);
+                } else if (gc.getMaxBatch() != null || gc.getMaxInFlight() != null) {
+                    b.groupCommit(gc.getMaxBatch() != null ? gc.getMaxBatch()
+                                    : JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_BATCH,
+                            gc.getMaxInFlight() != null ? gc.getMaxInFlight()
+                                    : JdbcIdempotencyStore.DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT);
+                }
+                store = b.build();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("acemq.store: " + e.getMessage(), e);
+            }
+            if (jdbc.isInitializeSchema()) {
+                store.createSchema();
+            }
+            return store;
+        }
+
+        @Bean
+        @ConditionalOnBean(JdbcIdempotencyStore.class)
+        JdbcStorePurger acemqJdbcStorePurger(JdbcIdempotencyStore store, AcemqProperties properties) {
+            return new JdbcStorePurger(store, properties.getStore().getJdbc().getPurgeInterval());
+        }
+    }
+
+    /** Meters and observations, when Micrometer is on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"io.micrometer.core.instrument.MeterRegistry",
+            "io.micrometer.observation.ObservationRegistry"})
+    static class MicrometerConfiguration {
+
+        @Bean
+        ListenerContainer.ObserverBinding acemqMicrometerBinding(ObjectProvider<MeterRegistry> meters,
+                ObjectProvider<ObservationRegistry> observations) {
+            return new MicrometerBinding(meters, observations);
+        }
+    }
+
+    /** Transactional listeners, when spring-tx and spring-jdbc are on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.transaction.PlatformTransactionManager",
+            "org.springframework.jdbc.datasource.ConnectionHolder"})
+    static class TransactionConfiguration {
+
+        @Bean
+        ListenerContainer.TransactionalHandlers acemqTransactionalHandlers(BeanFactory beans) {
+            return new SpringTransactionalHandlers(beans);
+        }
+    }
+
+    /** The {@code acemq} health contributor, when Spring Boot's health support is on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    static class HealthConfiguration {
+
+        /** Nested: its condition's class exists only when the outer condition holds. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnEnabledHealthIndicator("acemq")
+        static class EnabledHealthConfiguration {
+
+            @Bean(name = HEALTH_INDICATOR_BEAN)
+            @ConditionalOnMissingBean(name = HEALTH_INDICATOR_BEAN)
+            HealthIndicator acemqHealthIndicator(AcemqListenerContainer container) {
+                return new AcemqHealthIndicator(container);
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+package org.acemq.amqp.spring.internal;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+import org.acemq.amqp.consumer.AmqpConsumer;
+import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.spring.AcemqProperties;
+import org.springframework.boot.ssl.SslBundles;
+
+/**
+ * The one place where {@code acemq.connection.*} and {@code acemq.consumer.*} are applied to the runtime's builders.
+ * A property left unset is not applied, so the runtime's default holds.
+ */
+final class ConsumerSettings {
+
+    private ConsumerSettings() {
+    }
+
+    /**
+     * @param p {@code acemq.connection.*}
+     * @param sslBundles the application's SSL bundles, or null
+     * @return the connection settings
+     * @throws IllegalStateException naming the property when a value is invalid
+     */
+    static ConnectionSettings connection(AcemqProperties.Connection p, SslBundles sslBundles) {
+        try {
+            return applyTo(p, sslBundles, ConnectionSettings.builder(p.getHost(), p.getPort())).build();
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalStateException("acemq.connection: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Applies every connection property that is set (host and port are the builder's own arguments).
+     *
+     * @param p the properties
+     * @param sslBundles the SSL bundles, or null
+     * @param b the builder
+     * @return {@code b}
+     */
+    static ConnectionSettings.Builder applyTo(AcemqProperties.Connection p, SslBundles sslBundles,
+            ConnectionSettings.Builder b) {
+        if (p.getUsername() != null) {
+            b.credentials(p.getUsername(), p.getPassword() != null ? p.getPassword() : "");
+        }
+        set(p.getVirtualHost(), b::virtualHost);
+        AcemqProperties.Tls tls = p.getTls();
+        if (tls.isEnabled()) {
+            b.tls(true);
+        }
+        if (tls.getBundle() != null) {
+            if (sslBundles == null) {
+                throw new IllegalArgumentException("tls.bundle '" + tls.getBundle() + "' is set, but the "
+                        + "application has no SslBundles bean");
+            }
+            b.sslContext(sslBundles.getBundle(tls.getBundle()).createSslContext());
+        }
+        if (tls.getTrustStore() != null) {
+            b.trustStore(tls.getTrustStore(), tls.getTrustStorePassword());
+        }
+        if (tls.getKeyStore() != null) {
+            b.keyStore(tls.getKeyStore(), tls.getKeyStorePassword());
+        }
+        b.verifyHost(tls.isVerifyHost());
+        AcemqProperties.Reconnect reconnect = p.getReconnect();
+        set(reconnect.getEnabled(), b::reconnect);
+        if (reconnect.getInitialDelay() != null || reconnect.getMaxDelay() != null) {
+            b.reconnectDelay(or(reconnect.getInitialDelay(), ConnectionSettings.DEFAULT_RECONNECT_DELAY),
+                    or(reconnect.getMaxDelay(), ConnectionSettings.DEFAULT_MAX_RECONNECT_DELAY));
+        }
+        set(reconnect.getMaxAttempts(), b::maxReconnectAttempts);
+        for (String location : p.getFailover()) {
+            int colon = location.lastIndexOf(':');
+            int port;
+            try {
+                port = colon < 1 ? -1 : Integer.parseInt(location.substring(colon + 1).trim());
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+            if (port < 0) {
+                throw new IllegalArgumentException("failover entries must be host:port, but one was '" + location
+                        + "'");
+            }
+            b.failover(location.substring(0, colon).trim(), port);
+        }
+        set(p.getIdleTimeout(), b::idleTimeout);
+        set(p.getOpenTimeout(), b::openTimeout);
+        set(p.getRequestTimeout(), b::requestTimeout);
+        return b;
+    }
+
+    /**
+     * Applies every {@code acemq.consumer.*} property that is set ({@code auto-startup} belongs to the container).
+     *
+     * @param p the properties
+     * @param b the builder
+     * @return {@code b}
+     */
+    static AmqpConsumer.Builder applyTo(AcemqProperties.Consumer p, AmqpConsumer.Builder b) {
+        try {
+            set(p.getName(), b::name);
+            set(p.getStoreFailurePolicy(), b::storeFailurePolicy);
+            set(p.getShutdownTimeout(), b::shutdownTimeout);
+            set(p.getCreditCheckInterval(), b::creditCheckInterval);
+            set(p.getConfirmTimeout(), b::confirmTimeout);
+            if (p.getStoreRetryDelay() != null || p.getMaxStoreRetryDelay() != null) {
+                b.storeRetryDelay(or(p.getStoreRetryDelay(), AmqpConsumer.DEFAULT_STORE_RETRY_DELAY),
+                        or(p.getMaxStoreRetryDelay(), AmqpConsumer.DEFAULT_MAX_STORE_RETRY_DELAY));
+            }
+            set(p.getMaxInFlightPerConnection(), b::maxInFlightPerConnection);
+            set(p.getFailFastStart(), b::failFastStart);
+            return b;
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new IllegalStateException("acemq.consumer: " + e.getMessage(), e);
+        }
+    }
+
+    private static <T> void set(T value, Consumer<T> setter) {
+        if (value != null) {
+            setter.accept(value);
+        }
+    }
+
+    private static Duration or(Duration value, Duration fallback) {
+        return value != null ? value : fallback;
+    }
+}

@@ -1,0 +1,223 @@
+package org.acemq.amqp.spring.internal;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.AmqpConsumer;
+import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.spring.AcemqConsumerCustomizer;
+import org.acemq.amqp.spring.AcemqListenerContainer;
+import org.acemq.amqp.spring.AcemqProperties;
+import org.acemq.amqp.spring.BodyConverter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+
+/**
+ * Runs every {@code @AcemqListener} on one {@link AmqpConsumer}: builds it from the properties, the store, the
+ * listeners and the observer binding on {@link #start()}, closes it gracefully on {@link #stop()}.
+ */
+final class ListenerContainer implements AcemqListenerContainer, SmartInitializingSingleton {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ListenerContainer.class);
+
+    /** Hooks an observer (Micrometer) into the consumer; optional. */
+    interface ObserverBinding {
+        void configure(AmqpConsumer.Builder builder);
+
+        void started(AmqpConsumer consumer);
+    }
+
+    /** Makes a transactional handler around a listener; present only with spring-tx and spring-jdbc. */
+    interface TransactionalHandlers {
+        MessageHandler wrap(MessageHandler listener, IdempotencyStore store, String transactionManager,
+                String description);
+    }
+
+    private final AcemqProperties properties;
+    private final ListenerAnnotationProcessor listeners;
+    private final Supplier<IdempotencyStore> store;
+    private final BodyConverter converter;
+    private final ConnectionSettingsSource connection;
+    private final ObserverBinding observerBinding;
+    private final TransactionalHandlers transactionalHandlers;
+    private final List<AcemqConsumerCustomizer> customizers;
+    private final Object lock = new Object();
+    private volatile AmqpConsumer consumer;
+
+    /** Supplies the connection settings at start (SSL bundles are resolved then). */
+    interface ConnectionSettingsSource {
+        ConnectionSettings get();
+    }
+
+    ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
+            Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
+            ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
+            List<AcemqConsumerCustomizer> customizers) {
+        this.properties = properties;
+        this.listeners = listeners;
+        this.store = store;
+        this.converter = converter;
+        this.connection = connection;
+        this.observerBinding = observerBinding;
+        this.transactionalHandlers = transactionalHandlers;
+        this.customizers = List.copyOf(customizers);
+    }
+
+    /** Checks every listener's settings when the context is ready, also when the container is not started. */
+    @Override
+    public void afterSingletonsInstantiated() {
+        subscriptions();
+    }
+
+    @Override
+    public void start() {
+        synchronized (lock) {
+            if (consumer != null) {
+                return;
+            }
+            List<Subscription> subscriptions = subscriptions();
+            if (subscriptions.isEmpty()) {
+                LOG.info("No @AcemqListener methods found; the AceMQ consumer is not started");
+                return;
+            }
+            IdempotencyStore idempotencyStore = store.get();
+            AmqpConsumer.Builder builder = AmqpConsumer.builder()
+                    .connection(connection.get())
+                    .store(idempotencyStore);
+            ConsumerSettings.applyTo(properties.getConsumer(), builder);
+            for (Subscription s : subscriptions) {
+                builder.subscribe(s);
+            }
+            if (observerBinding != null) {
+                observerBinding.configure(builder);
+            }
+            customizers.forEach(c -> c.customize(builder));
+            AmqpConsumer started = builder.start();
+            if (observerBinding != null) {
+                observerBinding.started(started);
+            }
+            consumer = started;
+            LOG.info("AceMQ consumer started with {} listener(s) on {}", subscriptions.size(),
+                    describe(subscriptions));
+        }
+    }
+
+    /** @return the subscriptions of every listener, validated; property keys naming no listener fail */
+    List<Subscription> subscriptions() {
+        List<ListenerEndpoint> endpoints = listeners.endpoints();
+        Map<String, ListenerSettings> settings = new LinkedHashMap<>();
+        List<Subscription> out = new ArrayList<>();
+        IdempotencyStore idempotencyStore = null;
+        for (ListenerEndpoint endpoint : endpoints) {
+            String name = listenerName(endpoint);
+            AcemqProperties.Listener props = properties.getListeners().getOrDefault(name,
+                    new AcemqProperties.Listener());
+            ListenerSettings s = new ListenerSettings(name, endpoint.describe(), endpoint.attributes(),
+                    endpoint.permanentFailures(), props);
+            if (settings.put(name, s) != null) {
+                throw new IllegalStateException("Two @AcemqListener methods are named '" + name + "' (the second is "
+                        + endpoint.describe() + "); give one of them another name");
+            }
+            MessageHandler handler = ListenerInvoker.of(endpoint, converter);
+            if (s.transactional()) {
+                if (transactionalHandlers == null) {
+                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is "
+                            + "transactional, which needs spring-jdbc and spring-tx on the class path "
+                            + "(spring-boot-starter-jdbc)");
+                }
+                if (idempotencyStore == null) {
+                    idempotencyStore = store.get();
+                }
+                handler = transactionalHandlers.wrap(handler, idempotencyStore, s.transactionManager(),
+                        "'" + name + "' (" + endpoint.describe() + ")");
+            }
+            out.add(s.build(handler));
+        }
+        Set<String> unknown = new TreeSet<>(properties.getListeners().keySet());
+        unknown.removeAll(settings.keySet());
+        if (!unknown.isEmpty()) {
+            throw new IllegalStateException("acemq.listeners." + unknown.iterator().next() + " configures no "
+                    + "@AcemqListener; the listeners are " + settings.keySet());
+        }
+        return out;
+    }
+
+    private static String listenerName(ListenerEndpoint endpoint) {
+        String name = endpoint.attributes().get("name");
+        if (name == null) {
+            name = endpoint.attributes().get("address");
+        }
+        if (name == null) {
+            throw new IllegalStateException("@AcemqListener on " + endpoint.describe() + " has neither an address "
+                    + "nor a name; give it an address (or a name and acemq.listeners.<name>.address)");
+        }
+        return name;
+    }
+
+    private static String describe(List<Subscription> subscriptions) {
+        StringBuilder b = new StringBuilder();
+        for (Subscription s : subscriptions) {
+            b.append(b.length() == 0 ? "" : ", ").append(s.name()).append(" <- ").append(s.address());
+        }
+        return b.toString();
+    }
+
+    @Override
+    public void stop() {
+        AmqpConsumer running;
+        synchronized (lock) {
+            running = consumer;
+            if (running == null) {
+                return;
+            }
+            // close while still "running": the health contributor shows STOPPING, not NOT_STARTED
+            java.time.Duration timeout = properties.getConsumer().getShutdownTimeout();
+            boolean finished = running.close(timeout != null ? timeout : AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT);
+            consumer = null;
+            if (!finished) {
+                LOG.warn("AceMQ consumer stopped before every handler finished (acemq.consumer.shutdown-timeout); "
+                        + "their deliveries go back to the broker");
+            }
+        }
+    }
+
+    @Override
+    public void stop(Runnable callback) {
+        // synchronous: the lifecycle processor waits for this call before it moves to lower phases and destroys
+        // beans, so the DataSource and whatever else the handlers use outlive every running handler
+        try {
+            stop();
+        } finally {
+            callback.run();
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return consumer != null;
+    }
+
+    @Override
+    public boolean isAutoStartup() {
+        return properties.getConsumer().isAutoStartup();
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+
+    @Override
+    public Optional<AmqpConsumer> consumer() {
+        return Optional.ofNullable(consumer);
+    }
+}

@@ -1,0 +1,29 @@
+package org.acemq.amqp.spring.internal;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One {@code @AcemqListener} method as found on a bean, with its attributes already resolved (placeholders and
+ * expressions evaluated; empty attributes left out).
+ *
+ * @param beanName the bean's name
+ * @param bean the bean (possibly a proxy)
+ * @param method the method to invoke on {@code bean}
+ * @param attributes resolved string attributes by attribute name; absent when the attribute was empty
+ * @param permanentFailures the annotation's permanent failure types
+ */
+record ListenerEndpoint(String beanName, Object bean, Method method, Map<String, String> attributes,
+                        List<Class<? extends Throwable>> permanentFailures) {
+
+    ListenerEndpoint {
+        attributes = Map.copyOf(attributes);
+        permanentFailures = List.copyOf(permanentFailures);
+    }
+
+    /** @return "Bean.method" for messages */
+    String describe() {
+        return method.getDeclaringClass().getSimpleName() + "." + method.getName();
+    }
+}

@@ -1,0 +1,249 @@
+package org.acemq.amqp.spring.internal;
+
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SourceCapability;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.spring.AcemqProperties;
+import org.springframework.boot.convert.DurationStyle;
+
+/**
+ * The settings of one listener: its {@code acemq.listeners.<name>.*} properties over its annotation's attributes,
+ * and the one place where they are applied to a {@link Subscription.Builder}. A setting set in neither keeps the
+ * runtime's default.
+ */
+final class ListenerSettings {
+
+    private final String name;
+    private final String source;
+    private final Map<String, String> attributes;
+    private final AcemqProperties.Listener properties;
+    private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
+
+    /**
+     * @param name the listener's name (the key of its properties)
+     * @param source where the listener is declared, for messages
+     * @param attributes the annotation's resolved attributes (absent = not set)
+     * @param annotationPermanentFailures the annotation's permanent failure types
+     * @param properties its properties (all null = not set)
+     */
+    ListenerSettings(String name, String source, Map<String, String> attributes,
+            Iterable<Class<? extends Throwable>> annotationPermanentFailures, AcemqProperties.Listener properties) {
+        this.name = name;
+        this.source = source;
+        this.attributes = attributes;
+        this.properties = properties;
+        annotationPermanentFailures.forEach(permanentFailures::add);
+        permanentFailures.addAll(properties.getPermanentFailures());
+    }
+
+    /** @return the listener's name */
+    String name() {
+        return name;
+    }
+
+    /** @return the address, from the properties or the annotation */
+    String address() {
+        String address = pick(properties.getAddress(), "address", Function.identity());
+        if (address == null) {
+            throw invalid("has no address: set address on @AcemqListener or acemq.listeners." + name
+                    + ".address");
+        }
+        return address;
+    }
+
+    /** @return whether the handler and the confirm run in one database transaction */
+    boolean transactional() {
+        Boolean value = pick(properties.getTransactional(), "transactional", v -> bool("transactional", v));
+        return value != null && value;
+    }
+
+    /** @return the transaction manager's bean name, or null for the only one */
+    String transactionManager() {
+        return pick(properties.getTransactionManager(), "transactionManager", Function.identity());
+    }
+
+    /**
+     * @param handler the listener's handler
+     * @return the subscription
+     * @throws IllegalStateException naming the listener when a setting is invalid
+     */
+    Subscription build(org.acemq.amqp.api.MessageHandler handler) {
+        Subscription.Builder b = applyTo(Subscription.builder(address(), handler));
+        try {
+            return b.build();
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Applies every Subscription setting that is set. {@code address} and the handler are the builder's own
+     * arguments ({@link Subscription#builder}); everything else a {@link Subscription.Builder} offers is here.
+     *
+     * @param b the builder
+     * @return {@code b}
+     */
+    Subscription.Builder applyTo(Subscription.Builder b) {
+        try {
+            b.name(name);
+            set(properties.getConcurrency(), "concurrency", v -> integer("concurrency", v), b::concurrency);
+            set(properties.getPrefetch(), "prefetch", v -> integer("prefetch", v), b::prefetch);
+            set(properties.getAcknowledgementMode(), "acknowledgementMode",
+                    v -> enumValue("acknowledgementMode", AcknowledgementMode.class, v), b::acknowledgementMode);
+            set(properties.getMaxAttempts(), "maxAttempts", v -> integer("maxAttempts", v), b::maxAttempts);
+            if (!permanentFailures.isEmpty()) {
+                @SuppressWarnings("unchecked")
+                Class<? extends Throwable>[] types = permanentFailures.toArray(new Class[0]);
+                b.permanentFailure(types);
+            }
+            set(properties.getTransientFailureOutcome(), "transientFailureOutcome",
+                    v -> enumValue("transientFailureOutcome", Outcome.class, v), b::transientFailureOutcome);
+            RetryBackoff backoff = retryBackoff();
+            if (backoff != null) {
+                b.retryBackoff(backoff);
+            }
+            set(properties.getSourceCapability(), "sourceCapability",
+                    v -> enumValue("sourceCapability", SourceCapability.class, v), b::sourceCapability);
+            set(properties.getInProgressDelay(), "inProgressDelay", v -> duration("inProgressDelay", v),
+                    b::inProgressDelay);
+            MissingIdPolicy policy = missingIdPolicy();
+            if (policy != null) {
+                b.missingIdPolicy(policy);
+            }
+            set(properties.getSessionGroup(), "sessionGroup", Function.identity(), b::sessionGroup);
+            set(properties.getLinkName(), "linkName", Function.identity(), b::linkName);
+            Integer batchSize = pick(properties.getTransactionBatchSize(), "transactionBatchSize",
+                    v -> integer("transactionBatchSize", v));
+            Duration batchTime = pick(properties.getTransactionBatchTime(), "transactionBatchTime",
+                    v -> duration("transactionBatchTime", v));
+            if (batchSize != null || batchTime != null) {
+                b.transactionBatch(batchSize != null ? batchSize : Subscription.DEFAULT_TRANSACTION_BATCH_SIZE,
+                        batchTime != null ? batchTime : Subscription.DEFAULT_TRANSACTION_BATCH_TIME);
+            }
+            set(properties.getRenewLeases(), "renewLeases", v -> bool("renewLeases", v), b::renewLeases);
+            return b;
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw invalid(e.getMessage(), e);
+        }
+    }
+
+    /** The back-off if any of its four values is set (the others keep the runtime default's), else null. */
+    private RetryBackoff retryBackoff() {
+        AcemqProperties.RetryBackoff p = properties.getRetryBackoff();
+        Duration first = pick(p.getFirst(), "retryBackoffFirst", v -> duration("retryBackoffFirst", v));
+        Duration max = pick(p.getMax(), "retryBackoffMax", v -> duration("retryBackoffMax", v));
+        Double multiplier = pick(p.getMultiplier(), "retryBackoffMultiplier",
+                v -> decimal("retryBackoffMultiplier", v));
+        Double jitter = pick(p.getJitter(), "retryBackoffJitter", v -> decimal("retryBackoffJitter", v));
+        if (first == null && max == null && multiplier == null && jitter == null) {
+            return null;
+        }
+        RetryBackoff d = RetryBackoff.DEFAULT;
+        Duration firstOrDefault = first != null ? first : d.first();
+        // a first delay above the default max (and no max given) raises the max with it rather than failing
+        Duration maxOrDefault = max != null ? max : (firstOrDefault.compareTo(d.max()) > 0 ? firstOrDefault : d.max());
+        return RetryBackoff.of(firstOrDefault, maxOrDefault, multiplier != null ? multiplier : d.multiplier(),
+                jitter != null ? jitter : d.jitter());
+    }
+
+    private MissingIdPolicy missingIdPolicy() {
+        MissingIdPolicy.Kind kind = pick(properties.getMissingIdPolicy(), "missingIdPolicy",
+                v -> enumValue("missingIdPolicy", MissingIdPolicy.Kind.class, v));
+        String property = pick(properties.getMissingIdProperty(), "missingIdProperty", Function.identity());
+        if (kind == null) {
+            return property == null ? null : MissingIdPolicy.applicationProperty(property);
+        }
+        switch (kind) {
+            case REJECT:
+                return MissingIdPolicy.reject();
+            case BODY_HASH:
+                return MissingIdPolicy.bodyHash();
+            default:
+                if (property == null) {
+                    throw new IllegalArgumentException("missingIdProperty must be set when missingIdPolicy is "
+                            + "APPLICATION_PROPERTY, but was not set");
+                }
+                return MissingIdPolicy.applicationProperty(property);
+        }
+    }
+
+    /** The property if set, else the parsed attribute if set, else null. */
+    private <T> T pick(T property, String attribute, Function<String, T> parse) {
+        if (property != null) {
+            return property;
+        }
+        String raw = attributes.get(attribute);
+        return raw == null ? null : parse.apply(raw);
+    }
+
+    private <T> void set(T property, String attribute, Function<String, T> parse, Consumer<T> setter) {
+        T value = pick(property, attribute, parse);
+        if (value != null) {
+            setter.accept(value);
+        }
+    }
+
+    private static int integer(String setting, String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(setting + " must be an integer, but was '" + value + "'");
+        }
+    }
+
+    private static double decimal(String setting, String value) {
+        try {
+            return Double.parseDouble(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(setting + " must be a number, but was '" + value + "'");
+        }
+    }
+
+    private static boolean bool(String setting, String value) {
+        if ("true".equalsIgnoreCase(value)) {
+            return true;
+        }
+        if ("false".equalsIgnoreCase(value)) {
+            return false;
+        }
+        throw new IllegalArgumentException(setting + " must be true or false, but was '" + value + "'");
+    }
+
+    private static Duration duration(String setting, String value) {
+        try {
+            return DurationStyle.detectAndParse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(setting + " must be a duration such as 500ms, 2s or PT2S, but was '"
+                    + value + "'");
+        }
+    }
+
+    private static <E extends Enum<E>> E enumValue(String setting, Class<E> type, String value) {
+        String normalised = value.trim().replace('-', '_').toUpperCase(Locale.ROOT);
+        for (E constant : type.getEnumConstants()) {
+            if (constant.name().equals(normalised)) {
+                return constant;
+            }
+        }
+        throw new IllegalArgumentException(setting + " must be one of " + java.util.Arrays.toString(
+                type.getEnumConstants()) + ", but was '" + value + "'");
+    }
+
+    private IllegalStateException invalid(String problem) {
+        return invalid(problem, null);
+    }
+
+    private IllegalStateException invalid(String problem, Throwable cause) {
+        return new IllegalStateException("AceMQ listener '" + name + "' (" + source + "): " + problem, cause);
+    }
+}

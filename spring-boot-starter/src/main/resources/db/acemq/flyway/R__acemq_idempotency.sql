@@ -1,0 +1,18 @@
+-- AceMQ consumer: the JDBC idempotency store's table (PostgreSQL 12 or later), for teams whose schema is owned by
+-- Flyway. Add classpath:db/acemq/flyway to spring.flyway.locations and set acemq.store.jdbc.initialize-schema=false.
+-- A repeatable migration, so that its version never collides with the application's own: every statement is
+-- IF NOT EXISTS and re-running it changes nothing. The same schema as JdbcIdempotencyStore.createSchema()
+-- (/org/acemq/amqp/store/jdbc/postgresql.sql) for the default table name acemq_idempotency; the starter's tests
+-- compare the two. For another table name, copy this file into your own migrations and rename.
+CREATE TABLE IF NOT EXISTS acemq_idempotency (
+    lease_until timestamptz,
+    expires_at  timestamptz NOT NULL,
+    owner       uuid,
+    attempts    integer     NOT NULL,
+    state       smallint    NOT NULL,
+    id          text        NOT NULL,
+    CONSTRAINT acemq_idempotency_pkey PRIMARY KEY (id),
+    CONSTRAINT acemq_idempotency_state_check CHECK (state IN (0, 1, 2))
+);
+
+CREATE INDEX IF NOT EXISTS acemq_idempotency_expires_at_idx ON acemq_idempotency (expires_at);

@@ -1,0 +1,226 @@
+package org.acemq.amqp.spring.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.spring.AcemqListener;
+import org.acemq.amqp.spring.AcemqListenerContainer;
+import org.acemq.amqp.spring.BodyConverter;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The auto-configuration without a broker: the consumer is not started ({@code acemq.consumer.auto-startup=false}),
+ * so everything up to the built subscriptions can be checked in milliseconds.
+ */
+class AcemqAutoConfigurationTest {
+
+    final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(AcemqAutoConfiguration.class))
+            .withPropertyValues("acemq.consumer.auto-startup=false");
+
+    static List<Subscription> subscriptions(org.springframework.context.ApplicationContext context) {
+        return ((ListenerContainer) context.getBean(AcemqListenerContainer.class)).subscriptions();
+    }
+
+    record Order(String orderId, int quantity) {
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Listeners {
+        @Bean
+        OrderListener orderListener() {
+            return new OrderListener();
+        }
+    }
+
+    static class OrderListener {
+        @AcemqListener(address = "${orders.queue}", concurrency = "#{2 * 2}", maxAttempts = "3")
+        void onOrder(Order order, Envelope envelope) {
+        }
+    }
+
+    @Test
+    void attributesResolvePlaceholdersAndExpressions() {
+        runner.withUserConfiguration(Listeners.class).withPropertyValues("orders.queue=orders.v2").run(context -> {
+            assertThat(context).hasNotFailed();
+            Subscription s = subscriptions(context).get(0);
+            assertThat(s.address()).isEqualTo("orders.v2");
+            assertThat(s.name()).as("named after its address").isEqualTo("orders.v2");
+            assertThat(s.concurrency()).isEqualTo(4);
+            assertThat(s.maxAttempts()).isEqualTo(3);
+            assertThat(context.getBean(AcemqListenerContainer.class).isRunning()).isFalse();
+        });
+    }
+
+    @Test
+    void propertiesWinOverAttributes() {
+        runner.withUserConfiguration(Listeners.class)
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.concurrency=6",
+                        "acemq.listeners.orders.retry-backoff.first=250ms", "acemq.listeners.orders.acknowledgement-mode=transactional",
+                        "acemq.listeners.orders.permanent-failures=java.lang.IllegalArgumentException")
+                .run(context -> {
+                    Subscription s = subscriptions(context).get(0);
+                    assertThat(s.concurrency()).isEqualTo(6);
+                    assertThat(s.maxAttempts()).as("attribute kept where no property").isEqualTo(3);
+                    assertThat(s.retryBackoff().first()).isEqualTo(Duration.ofMillis(250));
+                    assertThat(s.retryBackoff().max()).as("default max kept").isEqualTo(RetryBackoff.DEFAULT.max());
+                    assertThat(s.acknowledgementMode().name()).isEqualTo("TRANSACTIONAL");
+                    assertThat(s.isPermanent(new IllegalArgumentException())).isTrue();
+                });
+    }
+
+    @Test
+    void aPropertyKeyThatNamesNoListenerFailsTheContextNamingIt() {
+        runner.withUserConfiguration(Listeners.class)
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.ordrs.concurrency=6")
+                .run(context -> assertThat(context).getFailure()
+                        .hasMessageContaining("acemq.listeners.ordrs configures no @AcemqListener")
+                        .hasMessageContaining("[orders]"));
+    }
+
+    @Test
+    void anInvalidAttributeFailsTheContextNamingListenerSettingAndValue() {
+        runner.withUserConfiguration(Listeners.class)
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.max-attempts=0")
+                .run(context -> assertThat(context).getFailure()
+                        .hasMessageContaining("AceMQ listener 'orders' (OrderListener.onOrder): "
+                                + "maxAttempts must be >= 1, but was 0"));
+    }
+
+    @Test
+    void theDefaultStoreIsInMemoryWithTheStoreProperties() {
+        runner.withPropertyValues("acemq.store.lease=5s", "acemq.store.retention=2h",
+                "acemq.store.memory.max-entries=1000").run(context -> {
+                    InMemoryIdempotencyStore store = context.getBean(InMemoryIdempotencyStore.class);
+                    assertThat(store.leaseDuration()).isEqualTo(Duration.ofSeconds(5));
+                    assertThat(store.retention()).isEqualTo(Duration.ofHours(2));
+                    assertThat(store.maxEntries()).isEqualTo(1000);
+                });
+    }
+
+    @Test
+    void anApplicationStoreBeanWins() {
+        runner.withBean("myStore", IdempotencyStore.class, () -> InMemoryIdempotencyStore.builder()
+                .lease(Duration.ofSeconds(7)).build()).run(context -> {
+                    assertThat(context).hasSingleBean(IdempotencyStore.class);
+                    assertThat(context).hasBean("myStore");
+                });
+    }
+
+    @Test
+    void theJdbcStoreWithoutADataSourceFailsSayingWhatIsMissing() {
+        runner.withPropertyValues("acemq.store.type=jdbc").run(context -> assertThat(context).getFailure()
+                .hasStackTraceContaining("acemq.store.type=jdbc needs a DataSource bean"));
+    }
+
+    @Test
+    void aTransactionalListenerOnTheMemoryStoreFailsAtStartup() {
+        runner.withUserConfiguration(Listeners.class)
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.transactional=true")
+                .run(context -> assertThat(context).getFailure()
+                        .hasMessageContaining("is transactional, which needs the JDBC store"));
+    }
+
+    @Test
+    void theHealthContributorIsThereAndUnknownUntilStarted() {
+        runner.run(context -> {
+            HealthIndicator health = context.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN,
+                    HealthIndicator.class);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UNKNOWN);
+            assertThat(health.health().getDetails()).containsEntry("state", "NOT_STARTED");
+        });
+        runner.withPropertyValues("management.health.acemq.enabled=false").run(context ->
+                assertThat(context).doesNotHaveBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN));
+    }
+
+    @Test
+    void withoutMicrometerAndActuatorTheContextStillStarts() {
+        runner.withClassLoader(new FilteredClassLoader("io.micrometer.", "org.springframework.boot.health.",
+                        "org.springframework.boot.actuate."))
+                .withUserConfiguration(Listeners.class).withPropertyValues("orders.queue=orders")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(ListenerContainer.ObserverBinding.class);
+                    assertThat(context).doesNotHaveBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN);
+                    assertThat(subscriptions(context)).hasSize(1);
+                });
+    }
+
+    @Test
+    void jsonBodiesAreReadWithTheApplicationsMapper() {
+        runner.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class))
+                .withBean(JsonMapper.class, () -> JsonMapper.builder()
+                        .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build())
+                .run(context -> {
+                    BodyConverter converter = context.getBean(BodyConverter.class);
+                    Object order = converter.convert(new TestEnvelope("s:1", 1,
+                            "{\"order_id\":\"o-1\",\"quantity\":2}"), Order.class);
+                    assertThat(order).isEqualTo(new Order("o-1", 2));
+                });
+    }
+
+    @Test
+    void theDefaultConverterHandlesStringsBytesAndTheBodysOwnType() throws Exception {
+        DefaultBodyConverter c = new DefaultBodyConverter(null);
+        assertThat(c.convert(new TestEnvelope("s:1", 1, "héllo".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
+                String.class)).isEqualTo("héllo");
+        assertThat((byte[]) c.convert(new TestEnvelope("s:1", 1, "abc"), byte[].class)).containsExactly('a', 'b', 'c');
+        assertThat(c.convert(new TestEnvelope("s:1", 1, Map.of("k", 1L)), Map.class)).isEqualTo(Map.of("k", 1L));
+        assertThat(c.convert(new TestEnvelope("s:1", 1, 42L), Long.class)).isEqualTo(42L);
+    }
+
+    @Test
+    void anUnconvertibleBodyIsRejectedAsADecodeError() throws Exception {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(new OrderListener(), "l");
+        ListenerInvoker invoker = ListenerInvoker.of(processor.endpoints().get(0),
+                new DefaultBodyConverter(JsonReaders.find(new org.springframework.beans.factory.support
+                        .DefaultListableBeanFactory())));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> invoker.handle(new TestEnvelope("s:1", 1,
+                        "not json")))
+                .isInstanceOfSatisfying(PermanentMessageException.class,
+                        e -> assertThat(e.condition()).isEqualTo("amqp:decode-error"))
+                .hasMessageContaining("cannot be converted to " + Order.class.getTypeName());
+    }
+
+    @Test
+    void theConfigurationMetadataDescribesEveryProperty() throws Exception {
+        Map<?, ?> metadata;
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+            assertThat(in).as("generated by spring-boot-configuration-processor").isNotNull();
+            metadata = new tools.jackson.databind.ObjectMapper().readValue(in, Map.class);
+        }
+        Set<String> names = new TreeSet<>();
+        for (Object p : (List<?>) metadata.get("properties")) {
+            Map<?, ?> property = (Map<?, ?>) p;
+            names.add((String) property.get("name"));
+            assertThat((String) property.get("description")).as("description of " + property.get("name"))
+                    .isNotBlank();
+        }
+        assertThat(names).contains("acemq.connection.host", "acemq.connection.tls.bundle",
+                "acemq.connection.reconnect.max-attempts", "acemq.consumer.auto-startup",
+                "acemq.consumer.shutdown-timeout", "acemq.store.type", "acemq.store.jdbc.initialize-schema",
+                "acemq.store.jdbc.group-commit.enabled", "acemq.listeners");
+    }
+}

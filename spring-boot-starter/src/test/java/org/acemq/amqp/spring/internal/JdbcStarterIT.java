@@ -1,0 +1,384 @@
+package org.acemq.amqp.spring.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.spring.AcemqListener;
+import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.acemq.amqp.testinfra.AmqpTestClient;
+import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testinfra.PostgresProvider;
+import org.acemq.amqp.testinfra.PostgresSchema;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+/**
+ * The starter on real PostgreSQL: the JDBC store on the application's DataSource, the shipped Flyway and Liquibase
+ * migrations (same schema as the store's own), health DOWN while the store is unreachable, and transactional
+ * listeners whose database effects happen exactly once, through Spring's transaction management, across a killed
+ * session and a lease takeover.
+ */
+@Timeout(240)
+class JdbcStarterIT {
+
+    static EmbeddedArtemis broker;
+    static final List<PostgresSchema> schemas = new ArrayList<>();
+    final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+
+    @BeforeAll
+    static void start() {
+        broker = SharedBroker.get();
+    }
+
+    @AfterEach
+    void closeApps() {
+        apps.forEach(ConfigurableApplicationContext::close);
+    }
+
+    @AfterAll
+    static void dropSchemas() {
+        schemas.forEach(PostgresSchema::close);
+    }
+
+    static PostgresSchema schema(String hint) {
+        PostgresSchema s = PostgresProvider.shared().newSchema(hint);
+        schemas.add(s);
+        return s;
+    }
+
+    ConfigurableApplicationContext start(Class<?> app, PostgresSchema schema, String... properties) {
+        List<String> all = new ArrayList<>(List.of(SharedBroker.connectionProperties()));
+        all.add("spring.datasource.url=" + schema.jdbcUrl());
+        if (schema.user() != null) {
+            all.add("spring.datasource.username=" + schema.user());
+        }
+        if (schema.password() != null) {
+            all.add("spring.datasource.password=" + schema.password());
+        }
+        all.add("acemq.store.type=jdbc");
+        all.add("spring.flyway.enabled=false");
+        all.add("spring.liquibase.enabled=false");
+        all.addAll(List.of(properties));
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
+                .properties(all.toArray(String[]::new)).run();
+        apps.add(context);
+        return context;
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class StoreOnlyApp {
+    }
+
+    // ------------------------------------------------------------------------------------------------ migrations
+
+    /** Columns, constraints and indexes of {@code acemq_idempotency} in a schema, with the schema name removed. */
+    static List<String> definition(JdbcTemplate jdbc, String schema) {
+        List<String> out = new ArrayList<>();
+        out.addAll(jdbc.queryForList("SELECT 'column ' || column_name || ' ' || data_type || ' nullable=' "
+                + "|| is_nullable || ' #' || ordinal_position FROM information_schema.columns WHERE table_schema = ? "
+                + "AND table_name = 'acemq_idempotency' ORDER BY ordinal_position", String.class, schema));
+        out.addAll(jdbc.queryForList("SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(c.oid) "
+                + "FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = "
+                + "t.relnamespace WHERE n.nspname = ? AND t.relname = 'acemq_idempotency' ORDER BY conname",
+                String.class, schema));
+        out.addAll(jdbc.queryForList("SELECT 'index ' || replace(replace(indexdef, ? || '.', ''), '\"', '') "
+                + "FROM pg_indexes WHERE schemaname = ? AND tablename = 'acemq_idempotency' ORDER BY indexname",
+                String.class, schema, schema));
+        return out;
+    }
+
+    List<String> storesOwnSchema() {
+        PostgresSchema reference = schema("reference");
+        JdbcIdempotencyStore.builder(reference.dataSource()).build().createSchema();
+        return definition(new JdbcTemplate(reference.dataSource()), reference.name());
+    }
+
+    static void storeWorks(IdempotencyStore store) {
+        String id = "s:" + UUID.randomUUID();
+        assertThat(store.tryClaim(id)).isEqualTo(ClaimResult.CLAIMED);
+        store.confirm(id);
+        assertThat(store.tryClaim(id)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+    }
+
+    @Test
+    void theFlywayMigrationCreatesTheStoresOwnSchemaAndTheStoreRunsOnIt() {
+        PostgresSchema schema = schema("flyway");
+        ConfigurableApplicationContext app = start(StoreOnlyApp.class, schema, "spring.flyway.enabled=true",
+                "spring.flyway.locations=classpath:db/acemq/flyway", "acemq.store.jdbc.initialize-schema=false");
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM flyway_schema_history WHERE success AND script = "
+                + "'R__acemq_idempotency.sql'", Integer.class)).isEqualTo(1);
+        assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnSchema());
+        storeWorks(app.getBean(IdempotencyStore.class));
+    }
+
+    @Test
+    void theLiquibaseChangelogCreatesTheStoresOwnSchemaAndTheStoreRunsOnIt() {
+        PostgresSchema schema = schema("liquibase");
+        ConfigurableApplicationContext app = start(StoreOnlyApp.class, schema, "spring.liquibase.enabled=true",
+                "spring.liquibase.change-log=classpath:db/acemq/liquibase/acemq-idempotency.sql",
+                "acemq.store.jdbc.initialize-schema=false");
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM databasechangelog WHERE id = 'acemq-idempotency-1'",
+                Integer.class)).isEqualTo(1);
+        assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnSchema());
+        storeWorks(app.getBean(IdempotencyStore.class));
+    }
+
+    @Test
+    void withoutMigrationsTheStoreCreatesItsSchemaOnTheApplicationsDataSource() {
+        PostgresSchema schema = schema("init");
+        ConfigurableApplicationContext app = start(StoreOnlyApp.class, schema, "acemq.store.jdbc.table-name=orders_seen",
+                "acemq.store.lease=10s");
+        JdbcIdempotencyStore store = app.getBean(JdbcIdempotencyStore.class);
+        assertThat(store.tableName()).isEqualTo("orders_seen");
+        assertThat(store.leaseDuration()).isEqualTo(Duration.ofSeconds(10));
+        storeWorks(store);
+        assertThat(new JdbcTemplate(app.getBean(DataSource.class)).queryForObject(
+                "SELECT count(*) FROM orders_seen WHERE state = 1", Integer.class)).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------------------------------- health and the store
+
+    static class Recorder {
+        final java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        @AcemqListener(address = "${test.queue}")
+        void onMessage(String body) {
+            seen.add(body);
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Recorder.class)
+    static class RecorderApp {
+    }
+
+    @Test
+    void healthGoesDownWhileTheStoreIsUnreachableAndUpWhenItAnswersAgain() {
+        String queue = "jdbc-health-" + UUID.randomUUID();
+        ConfigurableApplicationContext app = start(RecorderApp.class, schema("health"), "test.queue=" + queue,
+                "acemq.consumer.max-store-retry-delay=300ms");
+        HealthIndicator health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN, HealthIndicator.class);
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+
+        // every store statement now fails (42P01), as when the database is gone for this consumer
+        jdbc.execute("ALTER TABLE acemq_idempotency RENAME TO acemq_idempotency_away");
+        try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port(), SharedBroker.USER,
+                SharedBroker.PASSWORD)) {
+            client.send(queue, AmqpTestClient.message("m-1", "during the outage"));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                var h = health.health();
+                assertThat(h.getStatus()).isEqualTo(Status.DOWN);
+                assertThat(h.getDetails()).containsEntry("storeReachable", false).containsEntry("connected", true);
+            });
+            assertThat(app.getBean(Recorder.class).seen).as("nothing processed without the store").isEmpty();
+        } finally {
+            jdbc.execute("ALTER TABLE acemq_idempotency_away RENAME TO acemq_idempotency");
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+        await().atMost(Duration.ofSeconds(30)).until(() -> app.getBean(Recorder.class).seen
+                .contains("during the outage"));
+    }
+
+    // -------------------------------------------------------------------------------- transactional listeners
+
+    /** Effects in the store's database, written through Spring's JdbcTemplate; a few fail on their first try. */
+    static class Payments {
+        final JdbcTemplate jdbc;
+
+        Payments(JdbcTemplate jdbc) {
+            this.jdbc = jdbc;
+        }
+
+        @AcemqListener(address = "${test.queue}", concurrency = "4", transactional = "true")
+        void onPayment(String body, Envelope envelope) {
+            jdbc.update("INSERT INTO effects (id, attempt) VALUES (?, ?)", body, envelope.attempt());
+            if (envelope.attempt() == 1 && body.startsWith("kill")) {
+                // the session dies mid-transaction, as if the process had crashed before the commit
+                jdbc.queryForObject("SELECT pg_terminate_backend(pg_backend_pid())", Boolean.class);
+            }
+            if (envelope.attempt() == 1 && body.startsWith("fail")) {
+                throw new IllegalStateException("payment provider timed out after the insert");
+            }
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Payments.class)
+    static class PaymentsApp {
+    }
+
+    @Test
+    void aTransactionalListenersEffectsHappenExactlyOnceAcrossKilledSessionsFailuresAndDuplicates() {
+        String queue = "jdbc-payments-" + UUID.randomUUID();
+        PostgresSchema schema = schema("payments");
+        new JdbcTemplate(schema.dataSource()).execute("CREATE TABLE effects (id text NOT NULL, attempt int NOT NULL)");
+        ConfigurableApplicationContext app = start(PaymentsApp.class, schema, "test.queue=" + queue);
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        List<String> bodies = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            bodies.add((i % 10 == 0 ? "kill-" : i % 10 == 1 ? "fail-" : "pay-") + i);
+        }
+        try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port(), SharedBroker.USER,
+                SharedBroker.PASSWORD)) {
+            for (String body : bodies) {
+                client.send(queue, AmqpTestClient.message(body, body));
+            }
+            for (String body : bodies.subList(0, 10)) {
+                client.send(queue, AmqpTestClient.message(body, body)); // duplicates, some while in flight
+            }
+            await().atMost(Duration.ofSeconds(90)).until(() -> broker.messageCount(queue) == 0
+                    && jdbc.queryForObject("SELECT count(DISTINCT id) FROM effects", Integer.class) == 30);
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM effects", Integer.class))
+                .as("one committed effect per payment").isEqualTo(30);
+        assertThat(jdbc.queryForList("SELECT id FROM effects WHERE attempt > 1", String.class))
+                .as("killed and failed first attempts left nothing; their retries did the work")
+                .hasSize(6).allMatch(id -> id.startsWith("kill") || id.startsWith("fail"));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_idempotency WHERE state = 1 AND owner IS NOT NULL",
+                Integer.class)).as("every id confirmed inside the listener's transaction").isEqualTo(30);
+    }
+
+    /** Two owners of one id after a lease takeover: whichever commits first wins, the other's work rolls back. */
+    @Test
+    void afterALeaseTakeoverOnlyOneOwnersTransactionCommitsEffects() throws Exception {
+        PostgresSchema schema = schema("takeover");
+        HikariDataSource pool = new HikariDataSource();
+        pool.setJdbcUrl(schema.jdbcUrl());
+        pool.setUsername(schema.user());
+        pool.setPassword(schema.password());
+        pool.setMaximumPoolSize(8);
+        ExecutorService threads = Executors.newCachedThreadPool();
+        try (pool) {
+            JdbcTemplate jdbc = new JdbcTemplate(pool);
+            jdbc.execute("CREATE TABLE effects (id text NOT NULL, owner text NOT NULL)");
+            JdbcIdempotencyStore storeA = JdbcIdempotencyStore.builder(pool).build();
+            storeA.createSchema();
+            JdbcIdempotencyStore storeB = JdbcIdempotencyStore.builder(pool).build();
+            DataSourceTransactionManager tm = new DataSourceTransactionManager(pool);
+
+            for (int round = 0; round < 12; round++) {
+                String id = "s:pay-" + round;
+                CountDownLatch aInserted = new CountDownLatch(1);
+                CountDownLatch aGo = new CountDownLatch(1);
+                CyclicBarrier together = new CyclicBarrier(2);
+                int order = round % 3; // 0: B commits first, 1: A commits first, 2: both at the same moment
+                MessageHandler workA = e -> {
+                    jdbc.update("INSERT INTO effects VALUES (?, 'A')", e.id());
+                    aInserted.countDown();
+                    assertThat(aGo.await(60, TimeUnit.SECONDS)).isTrue();
+                    if (order == 2) {
+                        together.await(60, TimeUnit.SECONDS);
+                    }
+                };
+                MessageHandler workB = e -> {
+                    jdbc.update("INSERT INTO effects VALUES (?, 'B')", e.id());
+                    if (order == 1) {
+                        aGo.countDown(); // A goes on and commits while B's transaction is still open
+                        await().atMost(Duration.ofSeconds(60)).until(() -> storeA.isConfirmed(e.id()));
+                    }
+                    if (order == 2) {
+                        aGo.countDown();
+                        together.await(60, TimeUnit.SECONDS);
+                    }
+                };
+                MessageHandler handlerA = new TransactionalListenerHandler(workA, storeA, pool, tm, "A");
+                MessageHandler handlerB = new TransactionalListenerHandler(workB, storeB, pool, tm, "B");
+
+                Claim a = storeA.acquire(id);
+                assertThat(a.result()).isEqualTo(ClaimResult.CLAIMED);
+                Future<?> ownerA = threads.submit(() -> {
+                    handlerA.handle(new TestEnvelope(id, a.attempt()));
+                    return null;
+                });
+                assertThat(aInserted.await(60, TimeUnit.SECONDS)).isTrue();
+                // A's lease runs out while it works (a long GC pause, say): move the stored deadlines back
+                jdbc.update("UPDATE acemq_idempotency SET lease_until = lease_until - interval '1 hour', "
+                        + "expires_at = expires_at - interval '1 hour' WHERE id = ?", id);
+                Claim b = storeB.acquire(id);
+                assertThat(b.result()).as("B takes the message over").isEqualTo(ClaimResult.CLAIMED);
+                assertThat(b.attempt()).isEqualTo(2);
+
+                Future<?> ownerB = threads.submit(() -> {
+                    handlerB.handle(new TestEnvelope(id, b.attempt()));
+                    return null;
+                });
+                if (order == 0) {
+                    ownerB.get(60, TimeUnit.SECONDS);
+                    aGo.countDown();
+                }
+                ownerA.get(60, TimeUnit.SECONDS);
+                ownerB.get(60, TimeUnit.SECONDS);
+
+                List<String> owners = jdbc.queryForList("SELECT owner FROM effects WHERE id = ?", String.class, id);
+                assertThat(owners).as("round %d (order %d): exactly one committed effect", round, order).hasSize(1);
+                if (order == 0) {
+                    assertThat(owners).containsExactly("B");
+                } else if (order == 1) {
+                    assertThat(owners).containsExactly("A");
+                }
+                assertThat(storeA.isConfirmed(id)).isTrue();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void aFailingTransactionalListenerLeavesNothingAndItsExceptionReachesTheRuntime() throws Exception {
+        PostgresSchema schema = schema("failing");
+        DataSource ds = schema.dataSource();
+        JdbcTemplate jdbc = new JdbcTemplate(ds);
+        jdbc.execute("CREATE TABLE effects (id text NOT NULL)");
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(ds).build();
+        store.createSchema();
+        IllegalStateException failure = new IllegalStateException("boom after the insert");
+        MessageHandler work = e -> {
+            jdbc.update("INSERT INTO effects VALUES (?)", e.id());
+            throw failure;
+        };
+        MessageHandler handler = new TransactionalListenerHandler(work, store, ds,
+                new DataSourceTransactionManager(ds), "failing");
+        Claim claim = store.acquire("s:f-1");
+
+        assertThatThrownBy(() -> handler.handle(new TestEnvelope("s:f-1", claim.attempt()))).isSameAs(failure);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM effects", Integer.class)).isZero();
+        assertThat(store.isConfirmed("s:f-1")).isFalse();
+    }
+}

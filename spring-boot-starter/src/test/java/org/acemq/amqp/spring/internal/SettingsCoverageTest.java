@@ -1,0 +1,287 @@
+package org.acemq.amqp.spring.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mockito.Mockito.RETURNS_SELF;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.mockingDetails;
+import static org.mockito.Mockito.when;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import javax.net.ssl.SSLContext;
+import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.AmqpConsumer;
+import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.MissingIdPolicy;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SourceCapability;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.spring.AcemqListener;
+import org.acemq.amqp.spring.AcemqProperties;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
+
+/**
+ * Every public setter of the runtime's builders is reachable from {@code acemq.*} properties or
+ * {@code @AcemqListener} attributes. The runtime grows settings; when one is added and the starter does not map it,
+ * this test names it. Each test sets every property (or attribute) to a non-default value, applies them to a mock
+ * builder and compares the methods called with the builder's public methods, less a short, justified exclusion list.
+ */
+class SettingsCoverageTest {
+
+    /** Subscription.Builder methods the starter does not take from properties or attributes, and why. */
+    static final Map<String, String> SUBSCRIPTION_EXCLUSIONS = Map.of(
+            "build", "terminal operation, called by the container");
+
+    /** AmqpConsumer.Builder methods not taken from acemq.consumer.*, and why. */
+    static final Map<String, String> CONSUMER_EXCLUSIONS = Map.of(
+            "start", "terminal operation: the container starts the consumer (SmartLifecycle)",
+            "connection", "the container passes ConnectionSettings built from acemq.connection.* (covered below)",
+            "broker", "shorthand for connection(...)",
+            "store", "the IdempotencyStore bean (acemq.store.* or the application's own)",
+            "subscribe", "one Subscription per @AcemqListener (covered above)",
+            "observer", "the Micrometer binding, or an AcemqConsumerCustomizer for another observer",
+            "ticker", "a code-level extension point (tests, simulated time): an AcemqConsumerCustomizer sets it",
+            "scheduler", "a code-level extension point (an application's own executor): an AcemqConsumerCustomizer sets it");
+
+    /** ConnectionSettings.Builder methods not taken from acemq.connection.*, and why. */
+    static final Map<String, String> CONNECTION_EXCLUSIONS = Map.of(
+            "build", "terminal operation");
+
+    static Set<String> publicSetters(Class<?> builder) {
+        return Arrays.stream(builder.getMethods())
+                .filter(m -> m.getDeclaringClass() == builder && !Modifier.isStatic(m.getModifiers()))
+                .map(Method::getName)
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    static Set<String> called(Object mock) {
+        return mockingDetails(mock).getInvocations().stream()
+                .map(i -> i.getMethod().getName())
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    static AcemqProperties.Listener everyListenerProperty() {
+        AcemqProperties.Listener p = new AcemqProperties.Listener();
+        p.setAddress("orders");
+        p.setConcurrency(7);
+        p.setPrefetch(3);
+        p.setAcknowledgementMode(AcknowledgementMode.AT_MOST_ONCE);
+        p.setMaxAttempts(9);
+        p.setPermanentFailures(List.of(IllegalArgumentException.class));
+        p.setTransientFailureOutcome(Outcome.RELEASED);
+        p.getRetryBackoff().setFirst(Duration.ofMillis(250));
+        p.getRetryBackoff().setMax(Duration.ofSeconds(20));
+        p.getRetryBackoff().setMultiplier(3.0);
+        p.getRetryBackoff().setJitter(0.25);
+        p.setSourceCapability(SourceCapability.TOPIC);
+        p.setInProgressDelay(Duration.ofMillis(750));
+        p.setMissingIdPolicy(MissingIdPolicy.Kind.APPLICATION_PROPERTY);
+        p.setMissingIdProperty("orderId");
+        p.setSessionGroup("group-1");
+        p.setLinkName("link-1");
+        p.setTransactionBatchSize(17);
+        p.setTransactionBatchTime(Duration.ofMillis(70));
+        p.setRenewLeases(false);
+        return p;
+    }
+
+    @Test
+    void everySubscriptionBuilderSetterIsReachableFromProperties() {
+        Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
+        new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).applyTo(b);
+
+        Set<String> missing = publicSetters(Subscription.Builder.class);
+        missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
+        missing.removeAll(called(b));
+        assertThat(missing).as("Subscription.Builder setters with no acemq.listeners.<name>.* property").isEmpty();
+    }
+
+    @Test
+    void everySubscriptionBuilderSetterIsReachableFromAnnotationAttributes() throws Exception {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(new EveryAttribute(), "everyAttribute");
+        ListenerEndpoint endpoint = processor.endpoints().get(0);
+        Set<String> unset = new TreeSet<>(ListenerAnnotationProcessor.STRING_ATTRIBUTES);
+        unset.removeAll(endpoint.attributes().keySet());
+        assertThat(unset).as("the fixture sets every attribute").isEmpty();
+
+        Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
+        new ListenerSettings("orders", "test", endpoint.attributes(), endpoint.permanentFailures(),
+                new AcemqProperties.Listener()).applyTo(b);
+
+        Set<String> missing = publicSetters(Subscription.Builder.class);
+        missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
+        missing.removeAll(called(b));
+        assertThat(missing).as("Subscription.Builder setters with no @AcemqListener attribute").isEmpty();
+    }
+
+    @Test
+    void propertiesReachTheSubscriptionWithTheirValues() {
+        MessageHandler handler = e -> { };
+        ListenerSettings s = new ListenerSettings("orders-name", "test", Map.of(), List.of(),
+                everyListenerProperty());
+        Subscription sub = s.applyTo(Subscription.builder(s.address(), handler)).build();
+
+        assertThat(sub.name()).isEqualTo("orders-name");
+        assertThat(sub.address()).isEqualTo("orders");
+        assertThat(sub.concurrency()).isEqualTo(7);
+        assertThat(sub.prefetch()).isEqualTo(3);
+        assertThat(sub.acknowledgementMode()).isEqualTo(AcknowledgementMode.AT_MOST_ONCE);
+        assertThat(sub.maxAttempts()).isEqualTo(9);
+        assertThat(sub.permanentFailures()).containsExactly(IllegalArgumentException.class);
+        assertThat(sub.transientFailureOutcome()).contains(Outcome.RELEASED);
+        assertThat(sub.retryBackoff()).isEqualTo(RetryBackoff.of(Duration.ofMillis(250), Duration.ofSeconds(20), 3.0,
+                0.25));
+        assertThat(sub.sourceCapability()).isEqualTo(SourceCapability.TOPIC);
+        assertThat(sub.inProgressDelay()).isEqualTo(Duration.ofMillis(750));
+        assertThat(sub.missingIdPolicy()).isEqualTo(MissingIdPolicy.applicationProperty("orderId"));
+        assertThat(sub.sessionGroup()).isEqualTo("group-1");
+        assertThat(sub.linkName()).isEqualTo("link-1");
+        assertThat(sub.transactionBatchSize()).isEqualTo(17);
+        assertThat(sub.transactionBatchTime()).isEqualTo(Duration.ofMillis(70));
+        assertThat(sub.renewLeases()).isFalse();
+    }
+
+    @Test
+    void attributesReachTheSubscriptionWithTheirValues() {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(new EveryAttribute(), "everyAttribute");
+        ListenerEndpoint endpoint = processor.endpoints().get(0);
+        ListenerSettings s = new ListenerSettings("orders-name", "test", endpoint.attributes(),
+                endpoint.permanentFailures(), new AcemqProperties.Listener());
+        Subscription sub = s.applyTo(Subscription.builder(s.address(), e -> { })).build();
+
+        assertThat(sub.address()).isEqualTo("orders-q");
+        assertThat(sub.concurrency()).isEqualTo(2);
+        assertThat(sub.prefetch()).isEqualTo(0);
+        assertThat(sub.acknowledgementMode()).isEqualTo(AcknowledgementMode.AT_MOST_ONCE);
+        assertThat(sub.sessionGroup()).isEqualTo("g");
+        assertThat(sub.maxAttempts()).isEqualTo(3);
+        assertThat(sub.permanentFailures()).containsExactly(UnsupportedOperationException.class);
+        assertThat(sub.transientFailureOutcome()).contains(Outcome.RELEASED);
+        assertThat(sub.retryBackoff()).isEqualTo(RetryBackoff.of(Duration.ofMillis(100), Duration.ofSeconds(5), 1.5,
+                0.0));
+        assertThat(sub.sourceCapability()).isEqualTo(SourceCapability.NONE);
+        assertThat(sub.inProgressDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(sub.missingIdPolicy()).isEqualTo(MissingIdPolicy.bodyHash());
+        assertThat(sub.linkName()).isEqualTo("link-a");
+        assertThat(sub.transactionBatchSize()).isEqualTo(5);
+        assertThat(sub.transactionBatchTime()).isEqualTo(Duration.ofMillis(20));
+        assertThat(sub.renewLeases()).isFalse();
+        assertThat(s.transactional()).isTrue();
+        assertThat(s.transactionManager()).isEqualTo("txManager");
+    }
+
+    @Test
+    void everyConsumerBuilderSetterIsReachableFromProperties() {
+        AcemqProperties.Consumer p = new AcemqProperties.Consumer();
+        p.setName("billing");
+        p.setStoreFailurePolicy(StoreFailurePolicy.FAIL_OPEN);
+        p.setShutdownTimeout(Duration.ofSeconds(3));
+        p.setCreditCheckInterval(Duration.ofSeconds(4));
+        p.setConfirmTimeout(Duration.ofSeconds(5));
+        p.setStoreRetryDelay(Duration.ofMillis(6));
+        p.setMaxStoreRetryDelay(Duration.ofSeconds(7));
+        p.setMaxInFlightPerConnection(8);
+        p.setFailFastStart(true);
+        AmqpConsumer.Builder b = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
+        ConsumerSettings.applyTo(p, b);
+
+        Set<String> missing = publicSetters(AmqpConsumer.Builder.class);
+        missing.removeAll(CONSUMER_EXCLUSIONS.keySet());
+        missing.removeAll(called(b));
+        assertThat(missing).as("AmqpConsumer.Builder setters with no acemq.consumer.* property").isEmpty();
+    }
+
+    @Test
+    void everyConnectionBuilderSetterIsReachableFromProperties() throws Exception {
+        AcemqProperties.Connection p = everyConnectionProperty();
+        SslBundles bundles = mock(SslBundles.class);
+        SslBundle bundle = mock(SslBundle.class);
+        when(bundles.getBundle("amqp")).thenReturn(bundle);
+        when(bundle.createSslContext()).thenReturn(SSLContext.getDefault());
+        ConnectionSettings.Builder b = mock(ConnectionSettings.Builder.class, RETURNS_SELF);
+        ConsumerSettings.applyTo(p, bundles, b);
+
+        Set<String> missing = publicSetters(ConnectionSettings.Builder.class);
+        missing.removeAll(CONNECTION_EXCLUSIONS.keySet());
+        missing.removeAll(called(b));
+        assertThat(missing).as("ConnectionSettings.Builder setters with no acemq.connection.* property").isEmpty();
+    }
+
+    @Test
+    void connectionPropertiesReachTheSettingsWithTheirValues() {
+        AcemqProperties.Connection p = everyConnectionProperty();
+        p.getTls().setBundle(null);
+        ConnectionSettings s = ConsumerSettings.connection(p, null);
+
+        assertThat(s.host()).isEqualTo("broker.example");
+        assertThat(s.port()).isEqualTo(5671);
+        assertThat(s.user()).isEqualTo("app");
+        assertThat(s.password()).isEqualTo("secret");
+        assertThat(s.virtualHost()).isEqualTo("vhost");
+        assertThat(s.tls()).isTrue();
+        assertThat(s.trustStorePath()).isEqualTo("/trust.p12");
+        assertThat(s.keyStorePath()).isEqualTo("/key.p12");
+        assertThat(s.verifyHost()).isFalse();
+        assertThat(s.reconnect()).isFalse();
+        assertThat(s.reconnectDelay()).isEqualTo(Duration.ofMillis(200));
+        assertThat(s.maxReconnectDelay()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(s.maxReconnectAttempts()).isEqualTo(3);
+        assertThat(s.failoverLocations()).containsExactly("b2:5672", "b3:5673");
+        assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(11));
+        assertThat(s.openTimeout()).isEqualTo(Duration.ofSeconds(12));
+        assertThat(s.requestTimeout()).isEqualTo(Duration.ofSeconds(13));
+    }
+
+    static AcemqProperties.Connection everyConnectionProperty() {
+        AcemqProperties.Connection p = new AcemqProperties.Connection();
+        p.setHost("broker.example");
+        p.setPort(5671);
+        p.setUsername("app");
+        p.setPassword("secret");
+        p.setVirtualHost("vhost");
+        p.getTls().setEnabled(true);
+        p.getTls().setBundle("amqp");
+        p.getTls().setTrustStore("/trust.p12");
+        p.getTls().setTrustStorePassword("tp");
+        p.getTls().setKeyStore("/key.p12");
+        p.getTls().setKeyStorePassword("kp");
+        p.getTls().setVerifyHost(false);
+        p.getReconnect().setEnabled(false);
+        p.getReconnect().setInitialDelay(Duration.ofMillis(200));
+        p.getReconnect().setMaxDelay(Duration.ofSeconds(20));
+        p.getReconnect().setMaxAttempts(3);
+        p.setFailover(List.of("b2:5672", "b3:5673"));
+        p.setIdleTimeout(Duration.ofSeconds(11));
+        p.setOpenTimeout(Duration.ofSeconds(12));
+        p.setRequestTimeout(Duration.ofSeconds(13));
+        return p;
+    }
+
+    /** Sets every attribute of @AcemqListener. */
+    static class EveryAttribute {
+        @AcemqListener(address = "orders-q", name = "orders-name", concurrency = "2", prefetch = "0",
+                acknowledgementMode = "at-most-once", maxAttempts = "3",
+                permanentFailure = UnsupportedOperationException.class, transientFailureOutcome = "RELEASED",
+                retryBackoffFirst = "100ms", retryBackoffMax = "5s", retryBackoffMultiplier = "1.5",
+                retryBackoffJitter = "0", sourceCapability = "none", inProgressDelay = "2s", missingIdPolicy = "body-hash",
+                missingIdProperty = "unused-with-body-hash", sessionGroup = "g", linkName = "link-a",
+                transactionBatchSize = "5", transactionBatchTime = "20ms", renewLeases = "false",
+                transactional = "true", transactionManager = "txManager")
+        void onMessage(String body) {
+        }
+    }
+}
