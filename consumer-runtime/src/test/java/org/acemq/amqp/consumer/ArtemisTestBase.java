@@ -1,7 +1,7 @@
 package org.acemq.amqp.consumer;
 
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 

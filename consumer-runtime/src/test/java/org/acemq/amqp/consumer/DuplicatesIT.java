@@ -8,9 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.AmqpTestClient.MessageSpec;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

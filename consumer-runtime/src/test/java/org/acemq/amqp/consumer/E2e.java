@@ -8,7 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 
 /** Shared helpers for the end-to-end ITs that run the real runtime against an in-JVM Artemis broker. */
 final class E2e {

@@ -11,9 +11,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.AmqpTestClient.ReceivedMessage;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

@@ -10,8 +10,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

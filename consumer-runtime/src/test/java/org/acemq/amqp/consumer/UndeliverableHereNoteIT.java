@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.AmqpTestClient.ReceivedMessage;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.Delivery;

@@ -1,6 +1,6 @@
 package org.acemq.amqp.consumer.micrometer;
 
-import static org.acemq.amqp.testinfra.AmqpTestClient.message;
+import static org.acemq.amqp.testsupport.AmqpTestClient.message;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -21,8 +21,8 @@ import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
-import org.acemq.amqp.testinfra.AmqpTestClient;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

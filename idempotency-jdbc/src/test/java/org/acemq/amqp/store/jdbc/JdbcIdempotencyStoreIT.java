@@ -7,7 +7,7 @@ import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The store contract with the default configuration (group commit on, as many statements at once as the pool has
- * connections), against real PostgreSQL (see {@link org.acemq.amqp.testinfra.PostgresProvider}). Time moves by shifting
+ * connections), against real PostgreSQL (see {@link org.acemq.amqp.testsupport.PostgresProvider}). Time moves by shifting
  * every stored deadline back, because the store reads only the database's clock. Subclasses run it in the other
  * modes: single statements, group commit with few slots, forced array statements.
  */

@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
-import org.acemq.amqp.testinfra.PostgresProvider;
-import org.acemq.amqp.testinfra.PostgresSchema;
+import org.acemq.amqp.testsupport.PostgresProvider;
+import org.acemq.amqp.testsupport.PostgresSchema;
 
 /**
  * One test class's PostgreSQL: a schema of its own on the shared server, a HikariCP pool on it and the store table

@@ -1,7 +1,7 @@
 package org.acemq.amqp.spring.internal;
 
 import java.time.Duration;
-import org.acemq.amqp.testinfra.EmbeddedArtemis;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
 
 /**
  * One embedded Artemis broker for every integration test class of this module (failsafe runs them in one JVM, one

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Builds the benchmarks jar (reactor build of the modules it needs, no `mvn install`) and runs it.
+# See docs/benchmarks.md.
+#   tooling/benchmarks/run.sh e2e        # the issue-13 run: durable + non-durable throughput with the peer rows,
+#                                #   latency at half load, IO-bound -> tooling/benchmarks/target/e2e-results.md
+#   tooling/benchmarks/run.sh            # that plus the store micro-benchmarks -> tooling/benchmarks/target/results.md
+#   tooling/benchmarks/run.sh micro      # store micro-benchmarks only
+# Short runs:
+#   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
+#   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer
+#   (--modes takes rows or groups: memory, spring, camel, postgres, peers; --messages/--pg-messages/--rounds)
+# MVN_ARGS="-o" to build offline; SKIP_BUILD=1 to reuse tooling/benchmarks/target/acemq-benchmarks.jar.
+set -e
+cd "$(dirname "$0")/../.."
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  mvn -B -q ${MVN_ARGS:-} -pl tooling/benchmarks -am package -DskipTests
+fi
+exec java -Xms1g -Xmx2g -XX:+UseG1GC -jar tooling/benchmarks/target/acemq-benchmarks.jar "$@"

@@ -1,0 +1,206 @@
+package org.acemq.amqp.interop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.AmqpConsumer;
+import org.acemq.amqp.consumer.ConsumerHealth;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.interop.Ledger.Books;
+import org.acemq.amqp.interop.Ledger.Gate;
+import org.acemq.amqp.interop.Ledger.Kind;
+import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The interoperability scenarios, the same on every broker: a consumer with the default settings of
+ * {@link AmqpConsumer} and {@link Subscription} (a newcomer's consumer), an in-memory store that outlives consumer
+ * restarts, and a broker set up as its operator would. Each scenario counts lost, processed-twice and handled-once
+ * messages exactly and reports everything it saw when an assertion fails. Only the public API is used, so the
+ * scenarios hold whatever the runtime's internals become.
+ *
+ * <p>The idle minute runs once for all brokers at the same time, in {@link IdleMinuteIT}.
+ */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
+abstract class InteropScenarios {
+
+    /** At most this many WARN lines from the consumer and the AMQP client while a consumer closes. */
+    static final int CLOSE_WARNINGS_ALLOWED = 2;
+
+    /** @return the broker under test */
+    abstract InteropBroker broker();
+
+    /** Nothing lost, nothing processed twice, {@code expected} messages handled exactly once, nothing left behind. */
+    static void assertHandledExactlyOnce(ScenarioRun run, int expected) {
+        Books books = run.ledger.books();
+        assertThat(books.lost()).as("lost%s", run.report()).isEmpty();
+        assertThat(books.processedTwice()).as("processed twice%s", run.report()).isEmpty();
+        assertThat(books.handledOnce()).as("handled once%s", run.report()).isEqualTo(expected);
+        assertThat(run.broker.messagesLeft(run.queue)).as("left on the broker%s", run.report()).isZero();
+    }
+
+    @Test
+    void duplicatesAreAbsorbed() {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "duplicates")) {
+            List<MessageSpec> originals = run.ledger.newMessages(80, Kind.NORMAL);
+            List<MessageSpec> copies = Ledger.copies(originals.subList(0, 20));
+            run.startConsumer();
+            run.publish(originals);
+            run.publish(copies);
+
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
+                    && run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE) >= copies.size());
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+
+            assertHandledExactlyOnce(run, originals.size());
+            assertThat(run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE))
+                    .as("copies accepted as duplicates without running the handler%s", run.report())
+                    .isEqualTo(copies.size());
+            assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
+        }
+    }
+
+    @Test
+    void aMessageThatFailsOnceIsProcessedOnceAfterARetry() {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "fail-once")) {
+            List<MessageSpec> messages = new ArrayList<>(run.ledger.newMessages(40, Kind.NORMAL));
+            messages.addAll(run.ledger.newMessages(10, Kind.FAIL_ONCE));
+            run.startConsumer();
+            run.publish(messages);
+
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+
+            assertHandledExactlyOnce(run, messages.size());
+            for (String id : run.ledger.ids(Kind.FAIL_ONCE)) {
+                assertThat(run.ledger.attempts(id)).as("handler runs of %s (fails once)%s", id, run.report())
+                        .isEqualTo(2);
+            }
+            assertThat(run.tally.settled(Outcome.REJECTED, SettleReason.POISON)).as("poison%s", run.report()).isZero();
+            assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
+        }
+    }
+
+    @Test
+    void poisonIsDeadLetteredAfterMaxAttempts() {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "poison")) {
+            List<MessageSpec> messages = new ArrayList<>(run.ledger.newMessages(20, Kind.NORMAL));
+            messages.addAll(run.ledger.newMessages(3, Kind.POISON));
+            int poison = run.ledger.ids(Kind.POISON).size();
+            run.startConsumer();
+            run.publish(messages);
+
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
+                    && run.tally.settled(Outcome.REJECTED, SettleReason.POISON) >= poison);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+
+            assertHandledExactlyOnce(run, messages.size() - poison);
+            for (String id : run.ledger.ids(Kind.POISON)) {
+                assertThat(run.ledger.attempts(id)).as("handler runs of poison %s%s", id, run.report())
+                        .isEqualTo(Subscription.DEFAULT_MAX_ATTEMPTS);
+            }
+            assertThat(run.tally.settled(Outcome.REJECTED, SettleReason.POISON))
+                    .as("rejected as poison%s", run.report()).isEqualTo(poison);
+            Optional<List<String>> deadLetters = run.broker.takeDeadLetters(run.queue, poison);
+            deadLetters.ifPresent(ids -> assertThat(ids).as("dead-lettered%s", run.report())
+                    .containsExactlyInAnyOrderElementsOf(run.ledger.ids(Kind.POISON)));
+            assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
+        }
+    }
+
+    @Test
+    void whatIsPublishedWhileTheConsumerIsDownIsConsumedAfterItsRestart() {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "consumer-restart")) {
+            List<MessageSpec> before = run.ledger.newMessages(30, Kind.NORMAL);
+            List<MessageSpec> whileDown = run.ledger.newMessages(30, Kind.NORMAL);
+            AmqpConsumer first = run.startConsumer();
+            run.publish(before);
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.books().handledOnce()
+                    >= before.size())).as("the first consumer handled the first batch%s", run.report()).isTrue();
+            first.close();
+            assertThat(first.health().state()).as("state after close()%s", run.report())
+                    .isEqualTo(ConsumerHealth.State.STOPPED);
+
+            run.publish(whileDown);
+            run.startConsumer();
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+
+            assertHandledExactlyOnce(run, before.size() + whileDown.size());
+            assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
+        }
+    }
+
+    @Test
+    void aBrokerRestartLosesNothing() throws Exception {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "broker-restart")) {
+            List<MessageSpec> before = run.ledger.newMessages(40, Kind.NORMAL);
+            List<MessageSpec> after = run.ledger.newMessages(20, Kind.NORMAL);
+            Gate gate = run.ledger.blockAt(15); // a handler is running when the broker goes down
+            AmqpConsumer consumer = run.startConsumer();
+            run.publish(before);
+            assertThat(gate.awaitBlocked(ScenarioRun.PROCESSING_WAIT))
+                    .as("the 15th handler call started%s", run.report()).isTrue();
+            run.broker.restart();
+            gate.open();
+            run.publish(after);
+
+            ScenarioRun.awaitQuietly(ScenarioRun.RESTART_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+
+            assertHandledExactlyOnce(run, before.size() + after.size());
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.ATTACH_WAIT, () -> consumer.health().healthy()))
+                    .as("healthy again after the restart%s", run.report()).isTrue();
+        }
+    }
+
+    @Test
+    void closeIsCleanAndLosesNothing() throws Exception {
+        try (ScenarioRun run = ScenarioRun.of(broker(), "close")) {
+            List<MessageSpec> messages = run.ledger.newMessages(40, Kind.NORMAL);
+            Gate gate = run.ledger.blockAt(10); // a handler is running when close() is called
+            AmqpConsumer consumer = run.startConsumer();
+            run.publish(messages);
+            assertThat(gate.awaitBlocked(ScenarioRun.PROCESSING_WAIT))
+                    .as("the 10th handler call started%s", run.report()).isTrue();
+
+            LogWindow consumerLog = LogWindow.suiteLog(LogWindow.CONSUMER_PROBLEM);
+            LogWindow brokerLog = run.broker.errorLog();
+            CompletableFuture<Void> closing = CompletableFuture.runAsync(consumer::close);
+            boolean stopping = ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT,
+                    () -> consumer.health().state() != ConsumerHealth.State.RUNNING);
+            gate.open();
+            closing.get(AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT.plusSeconds(30).toSeconds(), TimeUnit.SECONDS);
+            assertThat(stopping).as("close() began (state left RUNNING)%s", run.report()).isTrue();
+            assertThat(consumer.health().state()).as("state after close()%s", run.report())
+                    .isEqualTo(ConsumerHealth.State.STOPPED);
+            assertThat(run.tally.interruptions()).as("connection interruptions (close() must not reconnect)%s",
+                    run.report()).isZero();
+            List<String> consumerProblems = consumerLog.problems();
+            assertThat(consumerProblems.stream().filter(l -> l.contains(" ERROR "))).as(
+                    "ERROR lines from the consumer and client during close()%s", run.report()).isEmpty();
+            assertThat(consumerProblems).as("WARN lines from the consumer and client during close()%s", run.report())
+                    .hasSizeLessThanOrEqualTo(CLOSE_WARNINGS_ALLOWED);
+            assertThat(brokerLog.problems()).as("error lines in the broker's log (%s) during close()%s", brokerLog,
+                    run.report()).isEmpty();
+
+            // what the closed consumer did not handle is back on the broker, and a new consumer takes it
+            int handled = run.ledger.books().handledOnce();
+            assertThat(ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT,
+                    () -> run.broker.messagesLeft(run.queue) == messages.size() - handled))
+                    .as("the broker holds exactly the %d messages not handled%s", messages.size() - handled,
+                            run.report()).isTrue();
+            run.startConsumer();
+            ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, run.ledger::allSucceeded);
+            ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
+            assertHandledExactlyOnce(run, messages.size());
+        }
+    }
+}

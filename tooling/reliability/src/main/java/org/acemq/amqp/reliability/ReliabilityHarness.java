@@ -1,0 +1,746 @@
+package org.acemq.amqp.reliability;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import com.zaxxer.hikari.HikariDataSource;
+
+import org.acemq.amqp.testsupport.AmqpTestClient;
+import org.acemq.amqp.testsupport.EmbeddedArtemis;
+
+/**
+ * The reliability harness: consumers in separate JVMs ({@link HarnessConsumer}) share one queue on an Artemis broker
+ * (in this JVM, persistent journal) and one PostgreSQL store (zonky embedded PostgreSQL behind a {@link TcpProxy}),
+ * while the harness publishes a workload of unique messages, duplicates, transient failures and poison messages and
+ * injects faults; at the end a checker reads the effects table and the broker's queues.
+ *
+ * <pre>
+ * java -cp tooling/reliability/target/classes:$(cat tooling/reliability/target/classpath.txt) \
+ *     org.acemq.amqp.reliability.ReliabilityHarness --messages 100000 --consumers 3 --faults all --mode separate
+ * </pre>
+ *
+ * Options: {@code --messages N} (unique messages, default 2000), {@code --consumers N} (default 3),
+ * {@code --faults all|none|kind,kind} (see {@link FaultKind}, labels like {@code kill9,pg-restart,crash-after-claim}),
+ * {@code --repeats N} (times each fault kind is injected; default max(1, messages / 20000)),
+ * {@code --mode separate|transactional}, {@code --seed N}, {@code --handler-delay-ms N}, {@code --lease-ms N},
+ * {@code --timeout-s N}, {@code --work-dir DIR}. Exit code 0 when every check passes, 1 otherwise.
+ */
+public final class ReliabilityHarness {
+
+    static final String QUEUE = "orders";
+    static final int MAX_ATTEMPTS = 5;
+
+    private final Config config;
+    private final Random random;
+    private final Path workDir;
+    private final List<String> log = Collections.synchronizedList(new ArrayList<>());
+    private final Map<FaultKind, AtomicInteger> injected = new EnumMap<>(FaultKind.class);
+    private final Set<String> deadIncarnations = ConcurrentHashMap.newKeySet();
+    private final long startNanos = System.nanoTime();
+
+    private ManagedPostgres postgres;
+    private TcpProxy proxy;
+    private EmbeddedArtemis broker;
+    private HikariDataSource db;
+    private final List<ConsumerSlot> slots = new ArrayList<>();
+    private volatile boolean stopping;
+    private volatile boolean selfPaused;
+    private int published;
+    private int publishRetries;
+
+    /** What to run. */
+    public record Config(int messages, int consumers, Set<FaultKind> faults, int repeats, String mode, long seed,
+            long handlerDelayMs, long leaseMs, Duration timeout, Path workDir, double duplicateRatio,
+            double transientRatio, int poison) {
+
+        /** The CI-sized defaults for {@code messages} unique messages. */
+        public static Config defaults(int messages) {
+            return new Config(messages, 3, EnumSet.allOf(FaultKind.class), Math.max(1, messages / 20_000),
+                    "separate", 42L, 0, 3_000, Duration.ofMinutes(5), null, 0.05, 0.02,
+                    Math.max(4, messages / 500));
+        }
+
+        public Config withMode(String m) {
+            return new Config(messages, consumers, faults, repeats, m, seed, handlerDelayMs, leaseMs, timeout,
+                    workDir, duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withFaults(Set<FaultKind> f, int r) {
+            return new Config(messages, consumers, f, r, mode, seed, handlerDelayMs, leaseMs, timeout, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withConsumers(int c) {
+            return new Config(messages, c, faults, repeats, mode, seed, handlerDelayMs, leaseMs, timeout, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withTimeout(Duration t) {
+            return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, leaseMs, t, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withWorkDir(Path dir) {
+            return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, leaseMs, timeout, dir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withHandlerDelayMs(long ms) {
+            return new Config(messages, consumers, faults, repeats, mode, seed, ms, leaseMs, timeout, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withSeed(long s) {
+            return new Config(messages, consumers, faults, repeats, mode, s, handlerDelayMs, leaseMs, timeout, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+
+        public Config withLeaseMs(long ms) {
+            return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, ms, timeout, workDir,
+                    duplicateRatio, transientRatio, poison);
+        }
+    }
+
+    public ReliabilityHarness(Config config) {
+        this.config = config;
+        this.random = new Random(config.seed());
+        try {
+            this.workDir = config.workDir() != null ? Files.createDirectories(config.workDir())
+                    : Files.createTempDirectory("acemq-reliability-");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (FaultKind k : FaultKind.values()) {
+            injected.put(k, new AtomicInteger());
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> o = new HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            o.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        int messages = Integer.parseInt(o.getOrDefault("messages", "2000"));
+        Config c = Config.defaults(messages);
+        c = c.withConsumers(Integer.parseInt(o.getOrDefault("consumers", "3")))
+                .withFaults(FaultKind.parse(o.getOrDefault("faults", "all")),
+                        Integer.parseInt(o.getOrDefault("repeats", String.valueOf(c.repeats()))))
+                .withMode(o.getOrDefault("mode", "separate"))
+                .withSeed(Long.parseLong(o.getOrDefault("seed", "42")))
+                .withHandlerDelayMs(Long.parseLong(o.getOrDefault("handler-delay-ms", "0")))
+                .withLeaseMs(Long.parseLong(o.getOrDefault("lease-ms", "3000")))
+                .withTimeout(Duration.ofSeconds(Long.parseLong(o.getOrDefault("timeout-s",
+                        String.valueOf(Math.max(300, messages / 100))))));
+        if (o.containsKey("work-dir")) {
+            c = c.withWorkDir(Path.of(o.get("work-dir")));
+        }
+        Result result = new ReliabilityHarness(c).run();
+        System.out.println();
+        System.out.println(result.table());
+        System.out.println(result.violations().isEmpty() ? "RESULT: PASS" : "RESULT: FAIL " + result.violations());
+        System.exit(result.violations().isEmpty() ? 0 : 1);
+    }
+
+    // ------------------------------------------------------------------------------------------------ run
+
+    /** Runs the whole scenario and returns the checker's result. Everything it started is stopped. */
+    public Result run() throws Exception {
+        if (!config.mode().equals("separate") && !config.mode().equals("transactional")) {
+            throw new IllegalArgumentException("--mode must be separate or transactional, was " + config.mode());
+        }
+        Workload workload = Workload.plan(config, random);
+        note("work dir " + workDir + "; " + workload.describe());
+        try {
+            postgres = new ManagedPostgres(workDir.resolve("pgdata"), freePort()).start();
+            proxy = new TcpProxy(postgres.port());
+            db = HarnessConsumer.pool(ManagedPostgres.jdbcUrl(postgres.port()), "postgres", "harness", 4);
+            HarnessDb.createSchema(db);
+            org.acemq.amqp.store.jdbc.JdbcIdempotencyStore.builder(db).tableName(HarnessDb.STORE_TABLE).build()
+                    .createSchema();
+            note("PostgreSQL on port " + postgres.port() + ", consumers reach it through proxy port " + proxy.port());
+            broker = EmbeddedArtemis.builder()
+                    .persistent(true)
+                    .dataDirectory(workDir.resolve("broker"))
+                    .maxDeliveryAttempts(-1) // the runtime decides what is poison, with the store's attempt count
+                    .redeliveryDelay(Duration.ZERO)
+                    // the broker drops a silent (SIGSTOPped) consumer after 2 s, so its deliveries go to others
+                    .acceptorParameters("amqpIdleTimeout=2000")
+                    .build().start();
+            note("broker " + broker);
+            try (AmqpTestClient admin = AmqpTestClient.connect(broker)) {
+                admin.drain(QUEUE); // creates the queue
+            }
+            for (int i = 1; i <= config.consumers(); i++) {
+                ConsumerSlot slot = new ConsumerSlot(i, workload.crashSpec());
+                slots.add(slot);
+                slot.start();
+            }
+            awaitCondition("consumers started", Duration.ofSeconds(60), () -> slots.stream().allMatch(s -> s.started));
+            Thread resumer = new Thread(this::resumeSelfPaused, "self-pause-resumer");
+            resumer.setDaemon(true);
+            resumer.start();
+            note("consumers started");
+
+            List<FaultKind> timedFaults = workload.timedFaults();
+            List<List<AmqpTestClient.MessageSpec>> waves = workload.waves(timedFaults.size() + 1);
+            int expectedSoFar = 0;
+            Set<String> counted = new HashSet<>();
+            for (int w = 0; w < waves.size(); w++) {
+                List<AmqpTestClient.MessageSpec> wave = waves.get(w);
+                publish(wave);
+                int waveUnique = workload.newNonPoison(wave, counted);
+                int base = expectedSoFar;
+                expectedSoFar += waveUnique;
+                if (w < timedFaults.size()) {
+                    FaultKind fault = timedFaults.get(w);
+                    int trigger = base + Math.max(1, (int) (waveUnique * (0.2 + 0.4 * random.nextDouble())));
+                    awaitCondition("progress " + trigger + " before " + fault.label(), Duration.ofSeconds(60),
+                            () -> distinctEffects() >= trigger);
+                    inject(fault);
+                }
+            }
+            note("published everything: " + published + " sends (" + publishRetries + " batch retries)");
+
+            int expected = workload.nonPoisonIds().size();
+            String dlq = EmbeddedArtemis.deadLetterQueueName(QUEUE);
+            boolean complete = awaitStable(config.timeout(), () -> !selfPaused && distinctEffects() >= expected
+                    && brokerCount(dlq) >= workload.poisonIds().size()
+                    && brokerCount(QUEUE) == 0 && broker.deliveringCount(QUEUE) == 0);
+            note(complete ? "workload complete" : "TIMED OUT waiting for the workload to complete");
+            long queuedBeforeStop = brokerCount(QUEUE);
+            long deliveringBeforeStop = broker.deliveringCount(QUEUE);
+            stopping = true;
+            for (ConsumerSlot s : slots) {
+                s.stop();
+            }
+            // whatever the consumers left unsettled is back in the queue now
+            Thread.sleep(500);
+            long queuedAfterStop = brokerCount(QUEUE);
+            List<AmqpTestClient.ReceivedMessage> dead;
+            try (AmqpTestClient admin = AmqpTestClient.connect(broker)) {
+                dead = admin.drain(dlq);
+            }
+            note("DLQ message annotations (first): " + (dead.isEmpty() ? "none" : dead.get(0).annotations()));
+            Result result = Checker.check(config, workload, db, dead, queuedBeforeStop, deliveringBeforeStop,
+                    queuedAfterStop, injectedCounts(), deadIncarnations, published, publishRetries,
+                    Duration.ofNanos(System.nanoTime() - startNanos), complete);
+            note("done: " + (result.violations().isEmpty() ? "PASS" : "FAIL " + result.violations()));
+            Files.write(workDir.resolve("harness.log"), new ArrayList<>(log));
+            Files.writeString(workDir.resolve("result.txt"), result.table());
+            return result;
+        } finally {
+            stopping = true;
+            for (ConsumerSlot s : slots) {
+                s.kill();
+            }
+            if (db != null) {
+                db.close();
+            }
+            if (broker != null) {
+                broker.close();
+            }
+            if (proxy != null) {
+                proxy.close();
+            }
+            if (postgres != null) {
+                postgres.close();
+            }
+        }
+    }
+
+    private Map<FaultKind, Integer> injectedCounts() {
+        Map<FaultKind, Integer> counts = new EnumMap<>(FaultKind.class);
+        for (FaultKind k : FaultKind.values()) {
+            counts.put(k, injected.get(k).get());
+        }
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT point, count(*) FROM " + HarnessDb.SCHEMA
+                     + ".harness_crashes GROUP BY point")) {
+            while (rs.next()) {
+                CrashPoint p = CrashPoint.parse(rs.getString(1));
+                for (FaultKind k : FaultKind.values()) {
+                    if (k.crashPoint == p) {
+                        counts.put(k, rs.getInt(2));
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return counts;
+    }
+
+    // ------------------------------------------------------------------------------------------------ faults
+
+    private void inject(FaultKind fault) throws Exception {
+        long before = distinctEffects();
+        note("inject " + fault.label() + " at progress " + before);
+        switch (fault) {
+            case KILL9 -> {
+                ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
+                slot.kill9();
+            }
+            case PAUSE -> {
+                ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
+                long pauseMs = config.leaseMs() * 2;
+                slot.pausedByHarness = true;
+                slot.signal("STOP");
+                Thread.sleep(pauseMs);
+                slot.signal("CONT");
+                slot.pausedByHarness = false;
+                note("resumed " + slot.currentId + " after " + pauseMs + " ms");
+            }
+            case BROKER_DROP -> note("dropped " + broker.dropAllConnections() + " broker connections");
+            case BROKER_RESTART -> restartBroker();
+            case PG_RESTART -> {
+                postgres.restart();
+                note("PostgreSQL restarted");
+            }
+            case PG_UNREACHABLE -> {
+                proxy.block();
+                Thread.sleep(3_000);
+                proxy.unblock();
+                note("PostgreSQL reachable again");
+            }
+            default -> throw new IllegalArgumentException(fault + " is not a timed fault");
+        }
+        injected.get(fault).incrementAndGet();
+        // recovery: progress resumes (or there was nothing left to do)
+        awaitCondition("progress after " + fault.label(), Duration.ofSeconds(60),
+                () -> distinctEffects() > before || brokerCount(QUEUE) == 0);
+    }
+
+    /**
+     * Restarts the broker on the same port with its journal. {@link EmbeddedArtemis#restart()} first pauses the
+     * acceptor and drops every connection, which avoids a deadlock of Artemis 2.55.0's stop with consumers attached.
+     */
+    private void restartBroker() {
+        broker.restart();
+        note("broker restarted");
+    }
+
+    /** Sends SIGCONT, after twice the lease, to a consumer that stopped itself (pause-mid-handler). */
+    private void resumeSelfPaused() {
+        while (!stopping) {
+            for (ConsumerSlot slot : slots) {
+                Process p = slot.process;
+                if (slot.pausedByHarness || p == null || !p.isAlive()) {
+                    continue;
+                }
+                try {
+                    String stat = Files.readString(Path.of("/proc", String.valueOf(p.pid()), "stat"));
+                    char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                    if (state == 'T') {
+                        selfPaused = true;
+                        note("consumer " + slot.currentId + " stopped itself; SIGCONT in " + 2 * config.leaseMs()
+                                + " ms");
+                        Thread.sleep(2 * config.leaseMs());
+                        slot.signal("CONT");
+                        Thread.sleep(1_000); // let it finish the paused delivery before the end can be declared
+                        selfPaused = false;
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the process just exited
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ publishing
+
+    private void publish(List<AmqpTestClient.MessageSpec> messages) throws InterruptedException {
+        int chunk = 500;
+        for (int from = 0; from < messages.size(); from += chunk) {
+            List<AmqpTestClient.MessageSpec> part = messages.subList(from, Math.min(messages.size(), from + chunk));
+            for (int attempt = 1; ; attempt++) {
+                try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port())) {
+                    client.send(QUEUE, part);
+                    published += part.size();
+                    break;
+                } catch (RuntimeException e) {
+                    // a publisher retry: some of the part may have arrived already, so this sends duplicates
+                    publishRetries++;
+                    published += part.size();
+                    note("publish retry " + attempt + ": " + e.getMessage());
+                    if (attempt > 20) {
+                        throw e;
+                    }
+                    Thread.sleep(250);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ observation
+
+    private long distinctEffects() {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(DISTINCT msg_key) FROM " + HarnessDb.SCHEMA
+                     + ".harness_effects")) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            return -1; // PostgreSQL is restarting
+        }
+    }
+
+    private long brokerCount(String queue) {
+        try {
+            return broker.messageCount(queue);
+        } catch (RuntimeException e) {
+            return Long.MAX_VALUE; // restarting
+        }
+    }
+
+    private void awaitCondition(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                note("gave up waiting for " + what + " after " + timeout.toSeconds() + " s");
+                return;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Waits until the condition holds on two checks 1 s apart. */
+    private boolean awaitStable(Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long lastNote = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) {
+                Thread.sleep(1_000);
+                if (condition.getAsBoolean()) {
+                    return true;
+                }
+            }
+            if (System.nanoTime() - lastNote > Duration.ofSeconds(10).toNanos()) {
+                lastNote = System.nanoTime();
+                note("waiting: effects " + distinctEffects() + ", queue " + brokerCount(QUEUE) + " (delivering "
+                        + broker.deliveringCount(QUEUE) + "), DLQ "
+                        + brokerCount(EmbeddedArtemis.deadLetterQueueName(QUEUE)));
+            }
+            Thread.sleep(100);
+        }
+        return false;
+    }
+
+    void note(String line) {
+        String s = String.format(Locale.ROOT, "[%7.1fs] %s", (System.nanoTime() - startNanos) / 1e9, line);
+        log.add(s);
+        System.out.println("HARNESS " + s);
+        System.out.flush();
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ consumers
+
+    /** One consumer position: a JVM that is restarted (as a new incarnation) whenever it dies. */
+    private final class ConsumerSlot {
+        final int index;
+        final String crashSpec;
+        volatile Process process;
+        volatile String currentId;
+        volatile boolean started;
+        volatile boolean pausedByHarness;
+        int incarnation;
+        Thread monitor;
+
+        ConsumerSlot(int index, String crashSpec) {
+            this.index = index;
+            this.crashSpec = crashSpec;
+        }
+
+        void start() throws IOException {
+            launch();
+            monitor = new Thread(this::monitorLoop, "slot-" + index);
+            monitor.setDaemon(true);
+            monitor.start();
+        }
+
+        private synchronized void launch() throws IOException {
+            currentId = "c" + index + "." + incarnation;
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
+                    "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+                    "-Dorg.slf4j.simpleLogger.log.com.zaxxer.hikari=warn",
+                    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+                    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+                    "-cp", System.getProperty("java.class.path"),
+                    HarnessConsumer.class.getName(),
+                    "--id", currentId,
+                    "--broker-port", String.valueOf(broker.port()),
+                    "--jdbc-url", ManagedPostgres.jdbcUrl(proxy.port()),
+                    "--queue", QUEUE,
+                    "--mode", config.mode(),
+                    "--lease-ms", String.valueOf(config.leaseMs()),
+                    "--handler-delay-ms", String.valueOf(config.handlerDelayMs()),
+                    "--max-attempts", String.valueOf(MAX_ATTEMPTS)));
+            if (!crashSpec.isEmpty()) {
+                cmd.add("--crash");
+                cmd.add(crashSpec);
+            }
+            File logFile = workDir.resolve("consumer-" + currentId + ".log").toFile();
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile));
+            process = pb.start();
+            String id = currentId;
+            Process p = process;
+            Thread watcher = new Thread(() -> {
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (p.isAlive() && System.nanoTime() < deadline) {
+                    try {
+                        if (Files.readString(logFile.toPath()).contains("STARTED " + id)) {
+                            started = true;
+                            return;
+                        }
+                        Thread.sleep(50);
+                    } catch (IOException | InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "watch-" + id);
+            watcher.setDaemon(true);
+            watcher.start();
+        }
+
+        private void monitorLoop() {
+            while (true) {
+                Process p = process;
+                int code;
+                try {
+                    code = p.waitFor();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                if (stopping) {
+                    return;
+                }
+                deadIncarnations.add(currentId);
+                note("consumer " + currentId + " exited with " + code + "; restarting");
+                incarnation++;
+                try {
+                    launch();
+                } catch (IOException e) {
+                    note("cannot restart consumer " + index + ": " + e);
+                    return;
+                }
+            }
+        }
+
+        void kill9() {
+            Process p = process;
+            note("kill -9 " + currentId + " (pid " + p.pid() + ")");
+            p.destroyForcibly(); // SIGKILL on Linux
+        }
+
+        void signal(String sig) throws IOException, InterruptedException {
+            Process p = process;
+            note("kill -" + sig + " " + currentId + " (pid " + p.pid() + ")");
+            new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor();
+        }
+
+        /** Graceful stop (SIGTERM: the consumer's shutdown hook closes it). */
+        void stop() throws InterruptedException {
+            Process p = process;
+            p.destroy();
+            if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+                note("consumer " + currentId + " did not stop within 20 s; killing it");
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        }
+
+        void kill() {
+            Process p = process;
+            if (p != null && p.isAlive()) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ workload
+
+    /** Which messages exist, what each does, and where crashes are armed. */
+    static final class Workload {
+        final List<String> ids = new ArrayList<>();
+        final Map<String, String> kinds = new HashMap<>();
+        final Set<String> duplicated = new HashSet<>();
+        final Map<CrashPoint, List<String>> crashes = new EnumMap<>(CrashPoint.class);
+        final List<FaultKind> timedFaults = new ArrayList<>();
+
+        static Workload plan(Config c, Random random) {
+            Workload w = new Workload();
+            for (int i = 0; i < c.messages(); i++) {
+                String id = String.format(Locale.ROOT, "order-%07d", i);
+                w.ids.add(id);
+                w.kinds.put(id, "normal");
+            }
+            List<String> shuffled = new ArrayList<>(w.ids);
+            Collections.shuffle(shuffled, random);
+            int next = 0;
+            for (int i = 0; i < c.poison(); i++) {
+                w.kinds.put(shuffled.get(next++), i % 2 == 0 ? "poison-permanent" : "poison-transient");
+            }
+            int transients = (int) Math.round(c.messages() * c.transientRatio());
+            for (int i = 0; i < transients; i++) {
+                w.kinds.put(shuffled.get(next++), "transient");
+            }
+            // crash keys: normal messages from the first 70 % (by publication order), so that the crashes happen
+            // while the workload runs and their recovery is part of it
+            int early = Math.max(1, c.messages() * 7 / 10);
+            for (FaultKind k : c.faults()) {
+                if (!k.timed()) {
+                    List<String> keys = new ArrayList<>();
+                    // at least two keys per point: a key met while PostgreSQL is down cannot record its crash and
+                    // does not fire, and the run must still see every crash point at least once
+                    for (int r = 0; r < Math.max(2, c.repeats()); r++) {
+                        while (Integer.parseInt(shuffled.get(next).substring(6)) >= early) {
+                            next++;
+                        }
+                        keys.add(shuffled.get(next++)); // normal messages only
+                    }
+                    w.crashes.put(k.crashPoint, keys);
+                }
+            }
+            int duplicates = (int) Math.round(c.messages() * c.duplicateRatio());
+            for (int i = 0; i < duplicates; i++) {
+                String id = shuffled.get(next + random.nextInt(shuffled.size() - next));
+                w.duplicated.add(id);
+            }
+            for (int r = 0; r < c.repeats(); r++) {
+                for (FaultKind k : c.faults()) {
+                    if (k.timed()) {
+                        w.timedFaults.add(k);
+                    }
+                }
+            }
+            return w;
+        }
+
+        List<FaultKind> timedFaults() {
+            return timedFaults;
+        }
+
+        /** Keys ("s:" + id) as the runtime sees them, per crash point, for the consumers' --crash option. */
+        String crashSpec() {
+            List<String> items = new ArrayList<>();
+            crashes.forEach((p, ids) -> ids.forEach(id -> items.add(p.label() + ":s:" + id)));
+            return String.join(",", items);
+        }
+
+        /**
+         * Splits the messages into {@code n} waves in id order; duplicates of a wave's messages are re-published
+         * in the next wave (the last wave's at its end).
+         */
+        List<List<AmqpTestClient.MessageSpec>> waves(int n) {
+            List<List<AmqpTestClient.MessageSpec>> waves = new ArrayList<>();
+            List<String> carry = new ArrayList<>();
+            for (int w = 0; w < n; w++) {
+                List<AmqpTestClient.MessageSpec> wave = new ArrayList<>();
+                for (String id : carry) {
+                    wave.add(spec(id));
+                }
+                carry = new ArrayList<>();
+                int from = (int) ((long) ids.size() * w / n);
+                int to = (int) ((long) ids.size() * (w + 1) / n);
+                for (String id : ids.subList(from, to)) {
+                    wave.add(spec(id));
+                    if (duplicated.contains(id)) {
+                        carry.add(id);
+                    }
+                }
+                if (w == n - 1) {
+                    for (String id : carry) {
+                        wave.add(spec(id));
+                    }
+                }
+                waves.add(wave);
+            }
+            return waves;
+        }
+
+        /** @return how many non-poison ids of {@code wave} are not in {@code counted} yet (and adds them) */
+        int newNonPoison(List<AmqpTestClient.MessageSpec> wave, Set<String> counted) {
+            int n = 0;
+            for (AmqpTestClient.MessageSpec m : wave) {
+                String id = (String) m.messageId();
+                if (!kinds.get(id).startsWith("poison") && counted.add(id)) {
+                    n++;
+                }
+            }
+            return n;
+        }
+
+        private AmqpTestClient.MessageSpec spec(String id) {
+            return AmqpTestClient.message(id, "{\"order\":\"" + id + "\"}").property("kind", kinds.get(id))
+                    .durable(true);
+        }
+
+        Set<String> poisonIds() {
+            Set<String> s = new HashSet<>();
+            kinds.forEach((id, k) -> {
+                if (k.startsWith("poison")) {
+                    s.add(id);
+                }
+            });
+            return s;
+        }
+
+        Set<String> nonPoisonIds() {
+            Set<String> s = new HashSet<>(ids);
+            s.removeAll(poisonIds());
+            return s;
+        }
+
+        String describe() {
+            Map<String, Integer> counts = new LinkedHashMap<>();
+            kinds.values().forEach(k -> counts.merge(k, 1, Integer::sum));
+            return ids.size() + " unique messages " + counts + ", " + duplicated.size() + " re-published, crash keys "
+                    + crashes + ", timed faults " + timedFaults;
+        }
+    }
+
+    static String since(Instant t) {
+        return Duration.between(t, Instant.now()).toMillis() + " ms";
+    }
+}
