@@ -79,8 +79,8 @@ final class Intake {
                     Delivery d = ready.pollFirst();
                     if (d != null) {
                         readyCount = ready.size();
-                        if (idle > 0 && !ready.isEmpty()) {
-                            work.signal();
+                        if (idle > 0 && (!ready.isEmpty() || !leading)) {
+                            work.signal(); // the next one takes the next delivery, or leads the intake
                         }
                         return d;
                     }
@@ -104,8 +104,11 @@ final class Intake {
                         ready.addLast(admitted.get(i));
                     }
                     readyCount = ready.size();
-                    for (int wake = Math.min(idle, ready.size() + 1); wake > 0; wake--) {
-                        work.signal(); // one per waiting delivery, and one to lead next
+                    if (idle > 0) {
+                        // One waiter: it takes a delivery and wakes the next while more wait, or leads the intake. A
+                        // chain, not a crowd: with a fast handler the running threads take most of the batch
+                        // themselves, and a thread woken for nothing costs a context switch.
+                        work.signal();
                     }
                 } finally {
                     lock.unlock();
