@@ -22,6 +22,10 @@ public enum SettleReason {
     INVALID_ID,
     /** The message could not be decoded. */
     UNDECODABLE,
-    /** The consumer was shutting down before the handler started. */
+    /**
+     * The handler had not started when the consumer began shutting down (the delivery is {@code released}, its claim
+     * released). A claimed delivery whose link died while it waited for a handler thread is decided the same way; it
+     * cannot be settled on the dead link and is reported {@linkplain ConsumerObserver#abandoned abandoned}.
+     */
     SHUTDOWN
 }

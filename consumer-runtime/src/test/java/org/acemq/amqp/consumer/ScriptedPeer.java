@@ -65,6 +65,16 @@ final class ScriptedPeer {
                 .creditCheckInterval(Duration.ofMinutes(1));
     }
 
+    /**
+     * Waits until the peer has read {@code count} performatives (open, begin, attach, flow, ... in script order). A test
+     * that sends transfers itself must wait for the consumer's first flow to reach the peer: the runtime hands its
+     * grants to the I/O thread without waiting, so {@code start()} (and the credit health shows) can be ahead of the
+     * wire, and a transfer sent before the flow makes the flow carry another delivery-count than the script expects.
+     */
+    static void awaitPerformatives(ProtonTestServer peer, int count) {
+        org.awaitility.Awaitility.await().until(() -> peer.getDriver().getPerformativeCount() >= count);
+    }
+
     static ConnectionSettings.Builder settings(ProtonTestServer peer) {
         URI uri = peer.getServerURI();
         return ConnectionSettings.builder(uri.getHost(), uri.getPort()).reconnect(false);

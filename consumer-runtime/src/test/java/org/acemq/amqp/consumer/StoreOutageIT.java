@@ -24,7 +24,8 @@ class StoreOutageIT extends ArtemisTestBase {
         int total = 200;
         int beforeOutage = 50;
         SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
-        // acquire() needs a permit: the test decides how many claims happen before the outage.
+        // Each claim needs a permit: the test decides about how many claims happen before the outage (a batch of
+        // claims that would go past it waits whole).
         store.gateAcquire(beforeOutage);
         E2e.Effects effects = new E2e.Effects();
         AtomicInteger unclaimedRuns = new AtomicInteger();
@@ -39,9 +40,12 @@ class StoreOutageIT extends ArtemisTestBase {
                     effects.record(e.id());
                 }).concurrency(2).prefetch(20).build())
                 .start()) {
-            await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == beforeOutage);
-            // Both workers now wait inside acquire(); the store goes down under them.
-            await().until(() -> store.waitingInAcquire() == 2);
+            // Everything claimed is handled, and the intake waits inside its next claim call; the store goes down
+            // under it.
+            await().until(() -> store.waitingInAcquire() == 1
+                    && observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == store.claimed());
+            int processedBefore = store.claimed();
+            assertThat(processedBefore).isPositive().isLessThanOrEqualTo(beforeOutage);
             store.down(true);
             store.gateAcquire(Integer.MAX_VALUE / 2);
 
@@ -50,10 +54,11 @@ class StoreOutageIT extends ArtemisTestBase {
             assertThat(consumer.health().lastError()).contains("store");
             assertThat(observer.pauses).containsExactly(true);
             // Everything received is given back (released, not counted), nothing is handled, nothing is lost.
-            await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == total - beforeOutage);
+            await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == total - processedBefore);
             assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isPositive();
             await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
-                    .until(() -> effects.total() == beforeOutage && broker.messageCount(q) == total - beforeOutage);
+                    .until(() -> effects.total() == processedBefore
+                            && broker.messageCount(q) == total - processedBefore);
             assertThat(observer.settled).filteredOn(s -> s.reason() == SettleReason.STORE_UNAVAILABLE)
                     .allSatisfy(s -> assertThat(s.outcome()).isEqualTo(Outcome.RELEASED));
 

@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -24,6 +25,7 @@ final class SwitchableStore implements LeasedIdempotencyStore {
     private final AtomicInteger probesWhileDown = new AtomicInteger();
     private final AtomicInteger failures = new AtomicInteger();
     private final AtomicInteger confirmFailuresLeft = new AtomicInteger();
+    private final AtomicInteger claimed = new AtomicInteger();
     private volatile boolean down;
     private volatile String refusedKey;
 
@@ -35,7 +37,15 @@ final class SwitchableStore implements LeasedIdempotencyStore {
         this.down = down;
     }
 
-    /** From now on, only {@code permits} more acquire() calls proceed; the others wait. */
+    /** @return how many claims were granted so far */
+    int claimed() {
+        return claimed.get();
+    }
+
+    /**
+     * From now on, only {@code permits} more keys are claimed; the calls after them wait (a batch call waits until there
+     * is a permit for each of its keys).
+     */
     void gateAcquire(int permits) {
         acquirePermits.drainPermits();
         acquirePermits.release(permits);
@@ -91,8 +101,36 @@ final class SwitchableStore implements LeasedIdempotencyStore {
         Claim claim = delegate.acquire(messageId);
         if (claim.claimed()) {
             liveClaims.add(messageId);
+            claimed.incrementAndGet();
         }
         return claim;
+    }
+
+    /**
+     * One call for the batch, as a store that claims many keys in one statement does: all or nothing. It waits until
+     * there is a permit for every key (never takes some of them), then fails whole if the store is down or refuses
+     * one of the keys (naming it).
+     */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds) {
+        waiting.incrementAndGet();
+        try {
+            acquirePermits.acquireUninterruptibly(messageIds.size());
+        } finally {
+            waiting.decrementAndGet();
+        }
+        check();
+        if (refusedKey != null && messageIds.contains(refusedKey)) {
+            throw new InvalidMessageIdException(refusedKey, "the test store cannot hold this key", null);
+        }
+        List<Claim> claims = delegate.acquireAll(messageIds);
+        for (Claim claim : claims) {
+            if (claim.claimed()) {
+                liveClaims.add(claim.messageId());
+                claimed.incrementAndGet();
+            }
+        }
+        return claims;
     }
 
     @Override

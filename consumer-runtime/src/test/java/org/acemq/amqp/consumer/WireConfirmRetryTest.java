@@ -43,6 +43,7 @@ class WireConfirmRetryTest {
                     .subscribe(Subscription.builder("orders", e -> handled.incrementAndGet())
                             .concurrency(1).prefetch(1).build())
                     .start()) {
+                ScriptedPeer.awaitPerformatives(peer, 4); // open, begin, attach, flow
                 WireLog.transfer(peer, 0, LINK, 0, encoded("order-1", "first"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)));
                 assertThat(store.failures()).isEqualTo(6);
@@ -77,6 +78,7 @@ class WireConfirmRetryTest {
                     .confirmTimeout(Duration.ofMillis(400))
                     .subscribe(Subscription.builder("orders", e -> { }).concurrency(1).prefetch(1).build())
                     .start()) {
+                ScriptedPeer.awaitPerformatives(peer, 4); // open, begin, attach, flow
                 WireLog.transfer(peer, 0, LINK, 0, encoded("order-2", "x"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)));
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));

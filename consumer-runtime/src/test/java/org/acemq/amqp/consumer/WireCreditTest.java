@@ -62,6 +62,7 @@ class WireCreditTest {
                         gates.get(body).await();
                     }).concurrency(2).prefetch(6).build())
                     .start()) {
+                ScriptedPeer.awaitPerformatives(peer, 4); // open, begin, attach, flow
                 for (int i = 0; i < 8; i++) {
                     WireLog.transfer(peer, 0, 0, i, encoded("m-" + i, "m-" + i));
                 }
@@ -253,6 +254,7 @@ class WireCreditTest {
                     .subscribe(subscription.concurrency(1).prefetch(9).build())
                     .start()) {
                 await().until(() -> consumer.health().subscriptions().get(0).credit() == 10);
+                ScriptedPeer.awaitPerformatives(peer, 4); // open, begin, attach, flow
                 send.accept(peer);
                 BooleanSupplier finished = () -> done.test(wire);
                 await().atMost(Duration.ofSeconds(10)).until(finished::getAsBoolean);

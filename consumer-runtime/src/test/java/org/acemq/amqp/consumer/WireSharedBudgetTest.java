@@ -57,6 +57,7 @@ class WireSharedBudgetTest {
                             .name("b").sessionGroup("g").build())
                     .start()) {
                 await().until(() -> consumer.health().subscriptions().stream().allMatch(h -> h.credit() == 5));
+                ScriptedPeer.awaitPerformatives(peer, 6); // open, begin, attach and flow of each link
                 for (int i = 0; i < 3; i++) {
                     WireLog.transfer(peer, 0, A, i, encoded("a-" + i, "a-" + i));
                 }

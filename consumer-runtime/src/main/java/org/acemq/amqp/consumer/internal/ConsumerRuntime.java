@@ -98,7 +98,7 @@ public final class ConsumerRuntime {
         for (Subscriber s : subscribers) {
             s.startThreads();
             if (heartbeats != null) {
-                heartbeats.watch(s.slots());
+                heartbeats.watch(s.threads());
             }
         }
         if (heartbeats != null) {

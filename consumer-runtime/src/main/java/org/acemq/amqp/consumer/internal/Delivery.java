@@ -4,9 +4,10 @@ import org.acemq.amqp.api.Claim;
 import org.apache.qpid.protonj2.client.Message;
 
 /**
- * One delivery from the moment a handler thread takes it from the client until it is settled or abandoned. Its fields
- * are written by the thread that processes it; {@code claim}, {@code claimedNanos} and {@code nextBeatNanos} are also
- * read by the lease heartbeat and by health.
+ * One delivery from the moment the intake takes it from the client until it is settled or abandoned. Its fields are
+ * written by the thread that has it at the time (the intake leader, then the handler thread that runs it, then the
+ * thread that ends its claim); each hand-over goes through a lock or a volatile write. {@code claim},
+ * {@code claimedNanos} and {@code nextBeatNanos} are also read by the lease heartbeat and by health.
  */
 final class Delivery {
 
@@ -19,12 +20,28 @@ final class Delivery {
     String key;
     EnvelopeImpl envelope;
     DeliveryScope scope;
+    /** What is known so far (the intake's decision, then the handler's result). */
+    DeliveryFacts facts;
+    /** Another delivery of the same intake batch has the same key: this one is claimed when a thread starts it. */
+    boolean claimAtStart;
     /** The claim held, or null. */
     volatile Claim claim;
     /** When the claim was granted (ticker), 0 while none is held. */
     volatile long claimedNanos;
     /** When the claim's lease is next renewed (ticker), 0 for never. */
     volatile long nextBeatNanos;
+
+    // ---- handed to Completions: the verdict whose claim is ended (confirm or release) before it is settled
+    Verdict verdict;
+    /** The next delivery waiting for its claim to end (a stack, so that handing one over allocates nothing). */
+    Delivery nextPending;
+    /** Whether its outcome was sent, enlisted or scheduled (false: abandoned); valid once {@link #completed}. */
+    boolean sent;
+    /** Its claim was ended and it was settled (by whichever thread ended it). */
+    volatile boolean completed;
+    /** The handler thread waits for {@link #completed} (it has an observer scope to close with the outcome). */
+    volatile boolean awaited;
+
     private boolean finished;
 
     Delivery(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link, boolean counted, long receivedNanos) {
@@ -50,6 +67,34 @@ final class Delivery {
             }
             link.finished();
             allocator.released(link.member, 1);
+        }
+    }
+
+    /** Marks the claim ended and the delivery settled, and wakes its handler thread if it waits for that. */
+    void completed(boolean wasSent) {
+        sent = wasSent;
+        completed = true;
+        if (awaited) {
+            synchronized (this) {
+                notifyAll();
+            }
+        }
+    }
+
+    /** On the handler thread: waits until {@link #completed}. */
+    void awaitCompleted() {
+        boolean interrupted = false;
+        synchronized (this) {
+            while (!completed) {
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -7,6 +7,7 @@ package org.acemq.amqp.consumer.internal;
  *
  * @param stage how far the delivery got
  * @param stopping the consumer is closing (the handler has not started)
+ * @param linkGone the delivery's link or connection died before its handler started (it can no longer be settled)
  * @param decodeError why the message cannot be decoded, or null if it was
  * @param hasKey whether an idempotency key was found
  * @param storeDown the store is known to be down already (consumption is paused)
@@ -17,9 +18,9 @@ package org.acemq.amqp.consumer.internal;
  * @param modifiedSupported whether the broker implements the {@code modified} outcome
  * @param jitterDraw a number in [0, 1) drawn for the retry back-off's jitter
  */
-record DeliveryFacts(Stage stage, boolean stopping, String decodeError, boolean hasKey, boolean storeDown,
-                     StoreAnswer store, String storeError, int attempt, Throwable failure, boolean modifiedSupported,
-                     double jitterDraw) {
+record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String decodeError, boolean hasKey,
+                     boolean storeDown, StoreAnswer store, String storeError, int attempt, Throwable failure,
+                     boolean modifiedSupported, double jitterDraw) {
 
     /** How far a delivery got. */
     enum Stage {
@@ -55,8 +56,8 @@ record DeliveryFacts(Stage stage, boolean stopping, String decodeError, boolean 
      * @return the facts of a delivery just received
      */
     static DeliveryFacts received(boolean stopping, String decodeError, boolean hasKey, boolean storeDown) {
-        return new DeliveryFacts(Stage.RECEIVED, stopping, decodeError, hasKey, storeDown, StoreAnswer.NOT_ASKED,
-                null, 0, null, true, 0.0);
+        return new DeliveryFacts(Stage.RECEIVED, stopping, false, decodeError, hasKey, storeDown,
+                StoreAnswer.NOT_ASKED, null, 0, null, true, 0.0);
     }
 
     /**
@@ -66,8 +67,24 @@ record DeliveryFacts(Stage stage, boolean stopping, String decodeError, boolean 
      * @return these facts plus the store's answer
      */
     DeliveryFacts claimed(StoreAnswer answer, int attempt, String error) {
-        return new DeliveryFacts(Stage.CLAIMED, stopping, decodeError, hasKey, storeDown, answer, error, attempt, null,
-                modifiedSupported, jitterDraw);
+        return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, answer, error,
+                attempt, null, modifiedSupported, jitterDraw);
+    }
+
+    /**
+     * A claimed delivery waited for a handler thread (the intake claims the deliveries waiting in the client together);
+     * now that one takes it, this is what changed meanwhile.
+     *
+     * @param stoppingNow the consumer is closing
+     * @param linkGoneNow the delivery's link or connection died
+     * @return these facts, at the same stage, with both brought up to date
+     */
+    DeliveryFacts waited(boolean stoppingNow, boolean linkGoneNow) {
+        if (stoppingNow == stopping && linkGoneNow == linkGone) {
+            return this;
+        }
+        return new DeliveryFacts(stage, stoppingNow, linkGoneNow, decodeError, hasKey, storeDown, store, storeError,
+                attempt, failure, modifiedSupported, jitterDraw);
     }
 
     /**
@@ -77,7 +94,7 @@ record DeliveryFacts(Stage stage, boolean stopping, String decodeError, boolean 
      * @return these facts plus the handler's result
      */
     DeliveryFacts handled(Throwable thrown, boolean modified, double draw) {
-        return new DeliveryFacts(Stage.HANDLED, stopping, decodeError, hasKey, storeDown, store, storeError,
+        return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, store, storeError,
                 Math.max(1, attempt), thrown, modified, draw);
     }
 }

@@ -1,8 +1,9 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import org.acemq.amqp.api.Claim;
@@ -20,13 +21,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The path of one delivery, for every acknowledgement mode, top to bottom in {@link #process}: read it (decode, key),
- * claim its key, run the handler, confirm or release the claim, settle. {@link OutcomePolicy} decides at each step;
- * the {@link Settlement} of the subscription's mode sends what it decided. Runs on the handler thread that took the
- * delivery.
- *
- * <p>Each step works on one delivery; the claim and confirm steps are where a batch of waiting deliveries can later be
- * handed to the store at once ({@code acquireAll}, {@code confirmAll}).
+ * The path of a delivery, for every acknowledgement mode, in two parts. {@link #admit} (the intake, for a batch of
+ * deliveries taken from the client together): read each one (decode, key), claim the keys with one store call, settle
+ * what is decided without running anything. {@link #run} (a handler thread, for one delivery): run the handler, end the
+ * claim ({@link Completions}: confirm before {@code accepted}, release before anything else, batched with the other
+ * threads'), settle. {@link OutcomePolicy} decides at each step; the {@link Settlement} of the subscription's mode sends
+ * what it decided.
  */
 final class DeliveryProcessor {
 
@@ -42,6 +42,10 @@ final class DeliveryProcessor {
     private final BooleanSupplier stopping;
     private final DoubleSupplier jitter;
     private final long beatNanos;
+    private final boolean atMostOnce;
+    private final Completions completions;
+    /** A moving average of the handler's run time (ticker nanoseconds), for the intake's claim-ahead bound. */
+    private volatile long handlerNanos;
 
     DeliveryProcessor(Subscription spec, ConsumerRuntime runtime, OutcomePolicy policy, Settlement settlement,
                       Holds holds, BooleanSupplier stopping, DoubleSupplier jitter, long beatNanos) {
@@ -55,47 +59,86 @@ final class DeliveryProcessor {
         this.stopping = stopping;
         this.jitter = jitter;
         this.beatNanos = spec.renewLeases() ? beatNanos : 0;
+        this.atMostOnce = spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE;
+        this.completions = new Completions(name, runtime, this);
     }
 
-    /**
-     * Decides and settles one delivery; every path frees its slot exactly once (the settlement does, when the outcome
-     * is sent, abandoned, or its transaction ends). The observer's scope closes with the outcome sent or scheduled, or
-     * with none when the delivery was abandoned (its link or connection is gone).
-     */
+    /** The whole path for a delivery taken alone (those left in the client at shutdown). */
     void process(Delivery d) {
-        Verdict verdict = null;
-        boolean settled = false;
-        boolean sent = false;
-        try {
-            DeliveryFacts facts = read(d);
-            verdict = policy.decide(facts);
-            if (verdict.action() == Verdict.Action.CLAIM) {
-                facts = claim(d, facts);
-                verdict = policy.decide(facts);
-            }
-            if (verdict.action() == Verdict.Action.RUN) {
-                facts = run(d, facts);
-                verdict = policy.decide(facts);
-            }
-            log(d, verdict);
-            endClaim(d, verdict);
-            settled = true;
-            sent = settle(d, verdict);
-        } catch (RuntimeException | Error e) {
-            // Whatever broke (a store bug, a linkage error), the delivery must still go back and free its slot.
-            LOG.error("Subscription '{}': unexpected failure while processing a delivery; releasing it", name, e);
-            releaseQuietly(d);
-            verdict = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
-            if (!settled) {
-                sent = settlement.settle(d, verdict);
-            }
-        } finally {
-            DeliveryScope scope = d.scope;
-            if (scope != null) {
-                d.scope = null;
-                scope.close(sent ? verdict.outcome() : null);
+        List<Delivery> run = admit(List.of(d));
+        for (Delivery r : run) {
+            run(r);
+        }
+    }
+
+    // ------------------------------------------------------------------ intake
+
+    /**
+     * Reads each delivery, claims the keys of those the policy sends to the store (one store call for all of them),
+     * and settles those decided already: bad input, duplicates, in-progress copies, poison, a store that is down. A
+     * key that appears twice in the batch is claimed once here; its later copy is claimed when a thread starts it, so
+     * that at concurrency 1 it finds the first copy confirmed (a duplicate), as it would have one at a time.
+     *
+     * @param batch deliveries in the order received
+     * @return the deliveries whose handlers are to run, in the order received
+     */
+    List<Delivery> admit(List<Delivery> batch) {
+        int n = batch.size();
+        List<Delivery> toClaim = new ArrayList<>(n);
+        Set<String> keys = n > 1 ? new HashSet<>(n * 2) : null;
+        List<Delivery> run = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            Delivery d = batch.get(i);
+            try {
+                d.facts = read(d);
+                Verdict v = policy.decide(d.facts);
+                if (v.action() != Verdict.Action.CLAIM) {
+                    log(d, v);
+                    settle(d, v);
+                } else if (keys != null && !keys.add(d.key)) {
+                    d.claimAtStart = true;
+                } else {
+                    toClaim.add(d);
+                }
+            } catch (RuntimeException | Error e) {
+                failed(d, e);
             }
         }
+        if (!toClaim.isEmpty()) {
+            try {
+                claim(toClaim);
+            } catch (RuntimeException | Error e) {
+                for (Delivery d : toClaim) {
+                    failed(d, e);
+                }
+            }
+        }
+        boolean release = false;
+        for (int i = 0; i < n; i++) {
+            Delivery d = batch.get(i);
+            if (d.claimAtStart) {
+                run.add(d);
+                continue;
+            }
+            if (d.facts == null || d.facts.stage() != DeliveryFacts.Stage.CLAIMED) {
+                continue; // settled above
+            }
+            try {
+                Verdict v = policy.decide(d.facts);
+                if (v.action() == Verdict.Action.RUN) {
+                    run.add(d);
+                } else {
+                    log(d, v);
+                    release |= end(d, v, false);
+                }
+            } catch (RuntimeException | Error e) {
+                failed(d, e);
+            }
+        }
+        if (release) {
+            completions.drive();
+        }
+        return run;
     }
 
     /** Decodes the message and finds its key: the facts of a delivery just received. */
@@ -129,21 +172,86 @@ final class DeliveryProcessor {
         };
     }
 
-    /** Asks the store for the key: the facts plus its answer. A refused key is this message's fact, not an outage. */
-    private DeliveryFacts claim(Delivery d, DeliveryFacts facts) {
-        Claim claim;
-        try {
-            claim = runtime.store().acquire(d.key);
-        } catch (InvalidMessageIdException e) {
+    /**
+     * Asks the store for every key in one call; each delivery's facts get its answer. A key the store refuses is that
+     * message's fact, not an outage: it is answered REFUSED_KEY and the others are asked again. A failure of the whole
+     * call is an outage for each of them, and nothing was claimed.
+     */
+    private void claim(List<Delivery> ds) {
+        List<Delivery> left = ds;
+        while (!left.isEmpty()) {
+            List<Claim> claims;
+            try {
+                claims = ask(left);
+            } catch (InvalidMessageIdException e) {
+                runtime.gate().success();
+                left = refused(left, e);
+                continue;
+            } catch (RuntimeException e) {
+                runtime.gate().failure(e);
+                String error = Errors.describe(e);
+                for (Delivery d : left) {
+                    observer.claim(name, ClaimStatus.ERROR);
+                    d.facts = d.facts.claimed(StoreAnswer.DOWN, 0, error);
+                }
+                return;
+            }
             runtime.gate().success();
-            observer.claim(name, ClaimStatus.ERROR);
-            return facts.claimed(StoreAnswer.REFUSED_KEY, 0, Errors.describe(e));
-        } catch (RuntimeException e) {
-            observer.claim(name, ClaimStatus.ERROR);
-            runtime.gate().failure(e);
-            return facts.claimed(StoreAnswer.DOWN, 0, Errors.describe(e));
+            long now = runtime.ticker().read();
+            for (int i = 0; i < claims.size(); i++) {
+                answered(left.get(i), claims.get(i), now);
+            }
+            left = left.subList(claims.size(), left.size());
         }
-        runtime.gate().success();
+    }
+
+    /** @return the store's answers for the first of {@code ds} (a plain store is asked key by key) or for all */
+    private List<Claim> ask(List<Delivery> ds) {
+        if (runtime.store().batches()) {
+            return runtime.store().acquireAll(keys(ds));
+        }
+        String key = ds.get(0).key;
+        try {
+            return List.of(runtime.store().acquire(key));
+        } catch (InvalidMessageIdException e) {
+            throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
+        }
+    }
+
+    /**
+     * @return the deliveries still to claim: all but the one whose key was refused; if the store did not say which key
+     *     it refused, none (each of them is then claimed alone when a thread starts it)
+     */
+    private List<Delivery> refused(List<Delivery> ds, InvalidMessageIdException e) {
+        String key = e.messageId();
+        boolean named = false;
+        for (Delivery d : ds) {
+            named |= d.key.equals(key);
+        }
+        List<Delivery> rest = new ArrayList<>(ds.size());
+        for (int i = 0; i < ds.size(); i++) {
+            Delivery d = ds.get(i);
+            if (named ? d.key.equals(key) : i == 0 && ds.size() == 1) {
+                observer.claim(name, ClaimStatus.ERROR);
+                d.facts = d.facts.claimed(StoreAnswer.REFUSED_KEY, 0, Errors.describe(e));
+            } else if (!named && ds.size() > 1) {
+                d.claimAtStart = true; // the store did not say which: each is asked alone when it starts
+            } else {
+                rest.add(d);
+            }
+        }
+        return rest;
+    }
+
+    private static List<String> keys(List<Delivery> ds) {
+        List<String> keys = new ArrayList<>(ds.size());
+        for (Delivery d : ds) {
+            keys.add(d.key);
+        }
+        return keys;
+    }
+
+    private void answered(Delivery d, Claim claim, long now) {
         StoreAnswer answer = switch (claim.result()) {
             case CLAIMED -> StoreAnswer.CLAIMED;
             case ALREADY_CONFIRMED -> StoreAnswer.ALREADY_CONFIRMED;
@@ -156,44 +264,103 @@ final class DeliveryProcessor {
         });
         if (claim.claimed()) {
             d.claim = claim;
-            d.claimedNanos = runtime.ticker().read();
+            d.claimedNanos = now;
+            d.nextBeatNanos = beatNanos > 0 ? now + beatNanos : 0;
             d.envelope.attempt(claim.attempt());
         }
-        return facts.claimed(answer, claim.attempt(), null);
+        d.facts = d.facts.claimed(answer, claim.attempt(), null);
+    }
+
+    // ------------------------------------------------------------------ handler thread
+
+    /**
+     * Runs an admitted delivery: decides again with what changed while it waited (the consumer closing, its link gone:
+     * then its claim is released and the handler does not run), runs the handler, and hands the verdict to
+     * {@link Completions}, which ends the claim and settles it. The thread waits for that only when it must close an
+     * observer scope or trace context with the outcome; otherwise it goes on to its next delivery at once.
+     */
+    void run(Delivery d) {
+        Verdict verdict = null;
+        boolean handedOver = false;
+        try {
+            d.claimAtStart = false;
+            d.facts = d.facts.waited(stopping.getAsBoolean(), !d.link.isValid());
+            verdict = policy.decide(d.facts);
+            if (verdict.action() == Verdict.Action.CLAIM) { // a key that was not claimed with its batch
+                claim(List.of(d));
+                verdict = policy.decide(d.facts.waited(stopping.getAsBoolean(), !d.link.isValid()));
+            }
+            if (verdict.action() == Verdict.Action.RUN) {
+                d.facts = invoke(d);
+                verdict = policy.decide(d.facts);
+            }
+            log(d, verdict);
+            handedOver = true;
+            end(d, verdict, true);
+        } catch (RuntimeException | Error e) {
+            if (handedOver) {
+                throw e;
+            }
+            failed(d, e);
+            verdict = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
+        } finally {
+            DeliveryScope scope = d.scope;
+            if (scope != null) {
+                d.scope = null;
+                scope.close(d.completed && d.sent && verdict != null ? verdict.outcome() : null);
+            }
+        }
+    }
+
+    /**
+     * On the closing thread: {@link #run} for each admitted delivery no thread started, their claims ended together.
+     * Stopping, none of them runs its handler unless the subscription is at-most-once.
+     */
+    void runAll(List<Delivery> ds) {
+        boolean pushed = false;
+        for (Delivery d : ds) {
+            try {
+                d.facts = d.facts.waited(stopping.getAsBoolean(), !d.link.isValid());
+                Verdict v = policy.decide(d.facts);
+                if (!v.settles()) {
+                    run(d);
+                    continue;
+                }
+                log(d, v);
+                pushed |= end(d, v, false);
+            } catch (RuntimeException | Error e) {
+                failed(d, e);
+            }
+        }
+        if (pushed) {
+            completions.drive();
+        }
     }
 
     /** Runs the handler (with the claim, or without one when the store is down and the policy is FAIL_OPEN). */
-    private DeliveryFacts run(Delivery d, DeliveryFacts facts) {
+    private DeliveryFacts invoke(Delivery d) {
         if (d.claim == null) {
             observer.storeBypassed(name);
             d.envelope.attempt(1);
-        } else if (beatNanos > 0) {
-            d.nextBeatNanos = runtime.ticker().read() + beatNanos;
         }
         Throwable failure = invokeHandler(d);
         d.nextBeatNanos = 0;
-        return facts.handled(failure, runtime.profile().modifiedSupported(), jitter.getAsDouble());
+        return d.facts.handled(failure, runtime.profile().modifiedSupported(), jitter.getAsDouble());
     }
 
     /**
      * Runs the handler with the message's trace context in the MDC (and inside the observer's scope). The scope stays
-     * open until {@link #process} ends, so the runtime's own log lines about this delivery carry the trace ids too.
+     * open until {@link #run} ends, so the runtime's own log lines about this delivery carry the trace ids too.
      */
     private Throwable invokeHandler(Delivery d) {
         d.scope = DeliveryScope.open(TraceContext.of(d.message), observer, name, spec.address(),
                 d.envelope.applicationProperties());
-        boolean timed = observer.active();
-        long start = timed ? runtime.ticker().read() : 0;
+        long start = runtime.ticker().read();
+        Throwable failure = null;
         try {
             spec.handler().handle(d.envelope);
-            if (timed) {
-                observer.handled(name, runtime.ticker().read() - start, true);
-            }
-            return null;
         } catch (Throwable t) {
-            if (timed) {
-                observer.handled(name, runtime.ticker().read() - start, false);
-            }
+            failure = t;
             if (d.scope != null) {
                 d.scope.failed(t);
             }
@@ -202,98 +369,68 @@ final class DeliveryProcessor {
             } else {
                 LOG.debug("Subscription '{}': handler failed on {}", name, d.logId(), t);
             }
-            return t;
         } finally {
             Thread.interrupted(); // an interrupt meant for the handler must not reach the next receive()
         }
+        long took = runtime.ticker().read() - start;
+        long avg = handlerNanos;
+        handlerNanos = avg + ((took - avg) >> 3);
+        if (observer.active()) {
+            observer.handled(name, took, failure == null);
+        }
+        return failure;
     }
 
-    /** The claim is confirmed before {@code accepted} is sent, and released before any other outcome is. */
-    private void endClaim(Delivery d, Verdict verdict) {
-        Claim claim = d.claim;
-        if (claim == null) {
-            return;
-        }
-        d.claim = null;
-        if (verdict.outcome() == Outcome.ACCEPTED && verdict.reason() == SettleReason.PROCESSED) {
-            confirm(claim);
-        } else {
-            release(claim);
-        }
-        d.claimedNanos = 0;
+    /** @return a moving average of the handler's run time in ticker nanoseconds; {@code initial} until one ran */
+    long handlerNanos() {
+        return handlerNanos;
+    }
+
+    void handlerNanos(long initial) {
+        handlerNanos = initial;
     }
 
     /**
-     * Records completion, retrying with back-off while the store fails. The delivery is still unsettled, so the broker
-     * gives it to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. Only then is it
-     * accepted unconfirmed: the work is done, and returning it would make it run again for sure.
+     * Ends the claim, if one is held, through {@link Completions} (batched with other threads'), then settles; without a
+     * claim settles at once.
+     *
+     * @param drive whether to lead the store call now (else the caller drives {@link Completions} once for many)
+     * @return whether the delivery was handed to {@link Completions} without driving
      */
-    private void confirm(Claim claim) {
-        long deadline = runtime.ticker().read() + runtime.config().confirmTimeout().toNanos();
-        long pauseMillis = 20;
-        for (int attempt = 1; ; attempt++) {
-            try {
-                if (!runtime.store().confirm(claim)) {
-                    LOG.warn("Subscription '{}': {} was confirmed after its lease had been taken over", name,
-                            LogSafe.id(claim.messageId()));
-                }
-                runtime.gate().success();
-                if (attempt > 1) {
-                    LOG.info("Subscription '{}': {} confirmed after {} attempts", name, LogSafe.id(claim.messageId()),
-                            attempt);
-                }
-                return;
-            } catch (RuntimeException e) {
-                if (attempt == 1) {
-                    runtime.gate().failure(e);
-                }
-                if (runtime.ticker().read() + Duration.ofMillis(pauseMillis).toNanos() - deadline >= 0) {
-                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; "
-                            + "accepting it anyway (a later duplicate of it may run again): {}", name,
-                            LogSafe.id(claim.messageId()), runtime.config().confirmTimeout(), Errors.describe(e));
-                    return;
-                }
-                pause(Duration.ofMillis(pauseMillis));
-                pauseMillis = Math.min(pauseMillis * 2, 1_000);
-            }
+    private boolean end(Delivery d, Verdict verdict, boolean drive) {
+        if (d.claim == null) {
+            d.completed(settle(d, verdict));
+            return false;
         }
+        d.verdict = verdict;
+        if (!drive) {
+            completions.push(d);
+            return true;
+        }
+        completions.submit(d, d.scope != null);
+        return false;
     }
 
-    /** Waits on the consumer's scheduler (so that tests can move time), without holding anything. */
-    private void pause(Duration delay) {
-        CountDownLatch woken = new CountDownLatch(1);
-        try {
-            runtime.scheduler().schedule(woken::countDown, delay);
-            woken.await();
-        } catch (RejectedExecutionException e) {
-            // shutting down: retry at once
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private void release(Claim claim) {
-        try {
-            runtime.store().release(claim);
-        } catch (RuntimeException e) {
-            // The lease lapses on its own; until then copies are IN_PROGRESS and held back, never lost.
-            LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
-                    LogSafe.id(claim.messageId()), Errors.describe(e));
-            runtime.gate().failure(e);
-        }
-    }
-
-    private void releaseQuietly(Delivery d) {
+    /** Whatever broke (a store bug, a linkage error), the delivery must still go back and free its slot. */
+    private void failed(Delivery d, Throwable e) {
+        LOG.error("Subscription '{}': unexpected failure while processing a delivery; releasing it", name, e);
         Claim claim = d.claim;
         d.claim = null;
         d.claimedNanos = 0;
+        d.claimAtStart = false;
         if (claim != null) {
-            release(claim);
+            try {
+                runtime.store().release(claim);
+            } catch (RuntimeException re) {
+                LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
+                        LogSafe.id(claim.messageId()), Errors.describe(re));
+            }
         }
+        d.completed(settlement.settle(d, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED)));
     }
 
     /** Sends the verdict now, or holds the delivery first. @return whether it was sent, enlisted or scheduled */
-    private boolean settle(Delivery d, Verdict verdict) {
+    boolean settle(Delivery d, Verdict verdict) {
         if (!verdict.delay().isZero() && !stopping.getAsBoolean()) {
             holds.hold(d, verdict.delay(), () -> settlement.settle(d, verdict));
             return true;
@@ -306,7 +443,7 @@ final class DeliveryProcessor {
             case POISON -> LOG.warn("Subscription '{}': rejecting {} as poison: {}", name, d.logId(), v.description());
             case INVALID_ID -> LOG.warn("Subscription '{}': rejecting {}: {}", name, d.logId(), v.description());
             case FAILED, STORE_UNAVAILABLE -> {
-                if (spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
+                if (atMostOnce) {
                     LOG.warn("Subscription '{}' (at-most-once): message {} is lost ({})", name, d.logId(),
                             v.reason() == SettleReason.FAILED ? "its handler failed" : "the store is unreachable");
                 }

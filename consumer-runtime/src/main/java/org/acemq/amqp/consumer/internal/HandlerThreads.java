@@ -1,5 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
+import java.util.List;
+import java.util.function.Consumer;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Ticker;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -7,11 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A subscription's {@code concurrency} handler threads. Each takes the next delivery from the receiver itself and
- * processes it: no queue and no hand-off between threads on the way (the client's I/O thread hands a delivery straight
- * to a thread waiting in {@code receive()}, as for a bare protonj2 receiver). Taking a delivery costs one atomic
- * update of its link's count, no lock. Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read,
- * and how {@code close()} wakes it from {@code receive()}.
+ * A subscription's {@code concurrency} handler threads. Each takes its next delivery from the {@link Intake} (which one
+ * of them leads at a time: it takes what the client has queued and has it claimed in one store call) and runs it
+ * ({@link DeliveryProcessor#run}). Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read,
+ * and how {@code close()} wakes the intake leader from {@code receive()}.
  */
 final class HandlerThreads {
 
@@ -19,14 +20,16 @@ final class HandlerThreads {
 
     private final Subscriber subscriber;
     private final DeliveryProcessor processor;
+    private final Intake intake;
     private final Ticker ticker;
     private final HandlerSlot[] slots;
     private final Thread[] threads;
 
-    HandlerThreads(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker) {
+    HandlerThreads(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker, long beatNanos) {
         this.subscriber = subscriber;
         this.processor = processor;
         this.ticker = ticker;
+        this.intake = new Intake(subscriber, processor, ticker, beatNanos);
         int n = subscriber.spec.concurrency();
         this.slots = new HandlerSlot[n];
         this.threads = new Thread[n];
@@ -51,30 +54,15 @@ final class HandlerThreads {
     }
 
     private void loop(HandlerSlot slot) {
-        while (true) {
-            ReceiverLink link = subscriber.awaitLink();
-            if (link == null) {
-                break;
-            }
-            org.apache.qpid.protonj2.client.Delivery amqp = null;
-            ClientException failure = null;
-            slot.receiving();
+        Delivery d;
+        while ((d = intake.next(slot)) != null) {
+            slot.current = d;
             try {
-                if (!subscriber.stopping()) {
-                    amqp = link.receiver.receive();
-                }
-            } catch (ClientException e) {
-                failure = e;
-            } catch (RuntimeException e) {
-                failure = new ClientException(Errors.describe(e), e);
+                processor.run(d);
+            } catch (RuntimeException | Error e) {
+                LOG.error("Subscription '{}': a delivery could not be processed or settled", subscriber.name, e);
             } finally {
-                slot.received();
-            }
-            if (amqp != null) {
-                handle(slot, link, amqp);
-            } else if (failure != null && !subscriber.stopping()
-                    && !(failure.getCause() instanceof InterruptedException)) {
-                subscriber.receiveFailed(link, failure);
+                slot.current = null;
             }
         }
         if (subscriber.spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
@@ -132,11 +120,31 @@ final class HandlerThreads {
         }
     }
 
-    /** Wakes every thread blocked in {@code receive()}, and only those. */
+    /**
+     * On the closing thread: admitted deliveries that no thread has started go back ({@code released}, SHUTDOWN) and
+     * their claims are released, in one store call; at-most-once ones are left to the threads, which handle them.
+     */
+    void releaseWaiting() {
+        processor.runAll(intake.drain());
+    }
+
+    /** Wakes every thread blocked in {@code receive()} or waiting for a turn at the intake. */
     void wakeReceivers() {
         for (HandlerSlot slot : slots) {
             slot.wake();
         }
+        intake.wakeAll();
+    }
+
+    /** Calls {@code action} for every delivery a thread runs or that waits admitted (the lease heartbeat's sweep). */
+    void forEachHeld(Consumer<Delivery> action) {
+        for (HandlerSlot slot : slots) {
+            Delivery d = slot.current;
+            if (d != null) {
+                action.accept(d);
+            }
+        }
+        intake.forEachWaiting(action);
     }
 
     /** @return whether every thread ended before the deadline */
@@ -173,28 +181,22 @@ final class HandlerThreads {
         }
     }
 
-    /** @return how long the oldest delivery a thread holds has been held, in nanoseconds */
+    /** @return how long the oldest delivery a thread holds (running or admitted) has been held, in nanoseconds */
     long oldest(long now) {
-        long oldest = 0;
-        for (HandlerSlot slot : slots) {
-            Delivery d = slot.current;
-            if (d != null) {
-                oldest = Math.max(oldest, now - d.receivedNanos);
-            }
-        }
-        return oldest;
+        long[] oldest = {0};
+        forEachHeld(d -> oldest[0] = Math.max(oldest[0], now - d.receivedNanos));
+        return oldest[0];
     }
 
-    /** @return how long the oldest claim a thread holds has been held, in nanoseconds */
+    /** @return how long the oldest claim held (running or admitted) has been held, in nanoseconds */
     long oldestClaim(long now) {
-        long oldest = 0;
-        for (HandlerSlot slot : slots) {
-            Delivery d = slot.current;
-            long claimed = d == null ? 0 : d.claimedNanos;
+        long[] oldest = {0};
+        forEachHeld(d -> {
+            long claimed = d.claimedNanos;
             if (claimed != 0) {
-                oldest = Math.max(oldest, now - claimed);
+                oldest[0] = Math.max(oldest[0], now - claimed);
             }
-        }
-        return oldest;
+        });
+        return oldest[0];
     }
 }

@@ -11,10 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renews the lease of every claim whose handler is running, every lease/3. One periodic sweep over the handler
- * threads' slots: nothing is registered or removed per delivery (a delivery's claim and its next renewal time sit in
- * the delivery its thread's slot points to). A renewal runs at most one sweep interval late: a tenth of the renewal
- * period, never more than 100 ms.
+ * Renews the lease of every claim whose handler is running or that waits admitted for a handler thread, every lease/3
+ * from the claim. One periodic sweep over the handler threads' slots and the intake's waiting deliveries: nothing is
+ * registered or removed per delivery (a delivery's claim and its next renewal time sit in the delivery). A renewal runs
+ * at most one sweep interval late: a tenth of the renewal period, never more than 100 ms.
  */
 final class LeaseHeartbeats {
 
@@ -26,7 +26,7 @@ final class LeaseHeartbeats {
     private final Ticker ticker;
     private final long periodNanos;
     private final Duration sweep;
-    private final List<HandlerSlot[]> slots = new CopyOnWriteArrayList<>();
+    private final List<HandlerThreads> watched = new CopyOnWriteArrayList<>();
     private volatile boolean stopped;
 
     /**
@@ -51,8 +51,8 @@ final class LeaseHeartbeats {
         return sweep;
     }
 
-    void watch(HandlerSlot[] threads) {
-        slots.add(threads);
+    void watch(HandlerThreads threads) {
+        watched.add(threads);
     }
 
     void start() {
@@ -77,13 +77,8 @@ final class LeaseHeartbeats {
     private void sweep() {
         try {
             long now = ticker.read();
-            for (HandlerSlot[] threads : slots) {
-                for (HandlerSlot slot : threads) {
-                    Delivery d = slot.current;
-                    if (d != null) {
-                        beat(d, now);
-                    }
-                }
+            for (HandlerThreads threads : watched) {
+                threads.forEachHeld(d -> beat(d, now));
             }
         } finally {
             next();
@@ -108,7 +103,7 @@ final class LeaseHeartbeats {
         if (!kept && d.claim == claim && d.nextBeatNanos != 0) {
             // not when the handler has just returned: its confirm (or a transactional handler's own) ended the lease
             d.nextBeatNanos = 0;
-            LOG.warn("Lease on {} was lost while its handler ran", LogSafe.id(claim.messageId()));
+            LOG.warn("Lease on {} was lost before its handler finished", LogSafe.id(claim.messageId()));
         }
     }
 }

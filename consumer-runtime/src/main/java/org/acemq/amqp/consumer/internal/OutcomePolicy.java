@@ -74,6 +74,11 @@ final class OutcomePolicy {
 
     private Verdict claimed(DeliveryFacts f) {
         boolean atMostOnce = mode == AcknowledgementMode.AT_MOST_ONCE;
+        if (!atMostOnce && (f.stopping() || f.linkGone())) {
+            // claimed, not started (it waited for a handler thread): it goes back uncounted, its claim released. On a
+            // dead link nothing can be sent: the settlement reports it abandoned and the broker redelivers it.
+            return Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN);
+        }
         return switch (f.store()) {
             case CLAIMED -> !atMostOnce && f.attempt() > maxAttempts
                     ? Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED, "gave up after "

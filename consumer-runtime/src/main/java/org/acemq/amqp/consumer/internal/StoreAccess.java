@@ -1,6 +1,8 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore;
@@ -10,9 +12,10 @@ import org.acemq.amqp.consumer.Ticker;
 import org.acemq.amqp.consumer.StoreOperation;
 
 /**
- * The runtime's single door to the store: times every call for the observer, and gives a plain
- * {@link IdempotencyStore} the {@link LeasedIdempotencyStore} shape (attempts counted in this process only, no
- * renewal, release fenced by the store's own owner check).
+ * The runtime's single door to the store: times every call for the observer (only when someone observes), and gives a
+ * plain {@link IdempotencyStore} the {@link LeasedIdempotencyStore} shape (attempts counted in this process only, no
+ * renewal, release fenced by the store's own owner check). The batch calls go to the leased store's batch SPI, one
+ * call (and for the JDBC store one statement and one commit) per batch; a plain store is called once per key.
  */
 final class StoreAccess {
 
@@ -70,6 +73,86 @@ final class StoreAccess {
             return claim;
         } finally {
             done(StoreOperation.CLAIM, start, ok);
+        }
+    }
+
+    /** @return whether the store claims many keys in one call (a plain store is asked key by key) */
+    boolean batches() {
+        return leased != null;
+    }
+
+    /**
+     * Claims many keys in one store call ({@link LeasedIdempotencyStore#acquireAll}); all or nothing.
+     *
+     * @param keys distinct keys, at least one; a plain store is not asked here (see {@link #batches()})
+     * @return one claim per key, in order
+     * @throws org.acemq.amqp.api.InvalidMessageIdException if the store refuses one key (nothing is claimed)
+     * @throws RuntimeException if the store fails (nothing is claimed)
+     */
+    List<Claim> acquireAll(List<String> keys) {
+        if (keys.size() == 1) {
+            return List.of(acquire(keys.get(0)));
+        }
+        long start = start();
+        boolean ok = false;
+        try {
+            List<Claim> claims = leased.acquireAll(keys);
+            ok = true;
+            return claims;
+        } finally {
+            done(StoreOperation.CLAIM, start, ok);
+        }
+    }
+
+    /**
+     * Records completion of many claims in one store call; all or nothing where the store can.
+     *
+     * @return the claims that no longer held their lease (completion is recorded for them all the same)
+     */
+    List<Claim> confirmAll(List<Claim> claims) {
+        if (claims.size() == 1) {
+            Claim claim = claims.get(0);
+            return confirm(claim) ? List.of() : List.of(claim);
+        }
+        long start = start();
+        boolean ok = false;
+        try {
+            List<Claim> lost;
+            if (leased != null) {
+                lost = leased.confirmAll(claims);
+            } else {
+                lost = new ArrayList<>(0);
+                for (Claim claim : claims) {
+                    store.confirm(claim.messageId());
+                    localAttempts.remove(claim.messageId());
+                }
+            }
+            ok = true;
+            return lost;
+        } finally {
+            done(StoreOperation.CONFIRM, start, ok);
+        }
+    }
+
+    /** Releases many claims in one store call; a claim no longer current is left alone. */
+    void releaseAll(List<Claim> claims) {
+        if (claims.size() == 1) {
+            release(claims.get(0));
+            return;
+        }
+        long start = start();
+        boolean ok = false;
+        try {
+            if (leased != null) {
+                leased.releaseAll(claims);
+            } else {
+                for (Claim claim : claims) {
+                    store.release(claim.messageId());
+                }
+            }
+            ok = true;
+        } finally {
+            done(StoreOperation.RELEASE, start, ok);
         }
     }
 

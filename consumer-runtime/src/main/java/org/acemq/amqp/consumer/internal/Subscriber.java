@@ -63,7 +63,8 @@ final class Subscriber {
         DeliveryProcessor processor = new DeliveryProcessor(spec, runtime,
                 new OutcomePolicy(spec, runtime.config().storeFailurePolicy()), settlement, holds, () -> stopping,
                 runtime.jitter(), runtime.leasePeriodNanos());
-        this.threads = new HandlerThreads(this, processor, runtime.ticker());
+        this.threads = new HandlerThreads(this, processor, runtime.ticker(),
+                spec.renewLeases() ? runtime.leasePeriodNanos() : 0);
     }
 
     // ------------------------------------------------------------------ attach
@@ -73,8 +74,8 @@ final class Subscriber {
         threads.start(runtime.name() + "-" + name + "-worker-");
     }
 
-    HandlerSlot[] slots() {
-        return threads.slots();
+    HandlerThreads threads() {
+        return threads;
     }
 
     /**
@@ -303,6 +304,9 @@ final class Subscriber {
         threads.wakeReceivers();
         ReceiverLink l = current;
         if (l == null || !l.isValid()) {
+            if (spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+                threads.releaseWaiting();
+            }
             return;
         }
         if (runtime.profile().drainPerSpec()) {
@@ -318,6 +322,7 @@ final class Subscriber {
             }
         }
         if (spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+            threads.releaseWaiting(); // admitted (claimed), not started
             threads.releaseQueued(l); // at-most-once: the handler threads handle them as they stop
         }
     }

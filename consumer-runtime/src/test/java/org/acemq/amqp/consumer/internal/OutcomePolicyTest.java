@@ -119,8 +119,15 @@ class OutcomePolicyTest {
                         p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(
                                 fresh().claimed(StoreAnswer.DOWN, 0, "d").handled(null, true, 0))),
                         List.of(Verdict.RUN, Verdict.PROCESSED)),
-                row("shutdown: received but not started",
+                new Row("shutdown: received, or claimed and waiting for a handler thread, but not started", List.of(
                         p -> p.decide(DeliveryFacts.received(true, null, true, false)),
+                        p -> p.decide(claimed(1).waited(true, false)),
+                        p -> p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "d").waited(true, false))),
+                        List.of(Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN))),
+                row("the connection or link died after the delivery was claimed and before a handler thread started it",
+                        p -> p.decide(claimed(1).waited(false, true)),
                         Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN)),
                 new Row("the connection or link died while the handler ran", List.of(), List.of()));
     }
@@ -214,6 +221,19 @@ class OutcomePolicyTest {
         assertThat(p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "x")))
                 .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.STORE_UNAVAILABLE));
         assertThat(p.decide(DeliveryFacts.received(false, "bad", false, false)).outcome()).isEqualTo(Outcome.REJECTED);
+    }
+
+    @Test
+    void aClaimedDeliveryThatWaitedRunsUnlessTheConsumerClosedOrItsLinkDied() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(p.decide(claimed(1).waited(false, false))).as("nothing changed").isEqualTo(Verdict.RUN);
+        assertThat(p.decide(claimed(MAX_ATTEMPTS + 1).waited(true, false)))
+                .as("closing wins over poison: it goes back uncounted")
+                .isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN));
+        OutcomePolicy atMostOnce = new OutcomePolicy(Subscription.builder("q", e -> { })
+                .acknowledgementMode(AcknowledgementMode.AT_MOST_ONCE).build(), StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(atMostOnce.decide(claimed(1).waited(true, true)))
+                .as("at-most-once: the broker settled it already, so it is handled").isEqualTo(Verdict.RUN);
     }
 
     @Test

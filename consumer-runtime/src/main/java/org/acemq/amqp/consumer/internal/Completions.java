@@ -1,0 +1,233 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.InvalidMessageIdException;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Ends the claims of deliveries whose verdict is known (confirm before {@code accepted}, release before anything else)
+ * and then settles them, many per store call, with no thread and no timer of its own (leader/follower): a thread that
+ * hands a delivery over pushes it onto a lock-free stack; if no store call of this subscription is in flight it becomes
+ * the leader and ends every claim waiting (others' too) with one {@code confirmAll} and one {@code releaseAll}, settles
+ * those deliveries, and repeats while more arrived meanwhile. Otherwise it returns at once and its delivery goes with
+ * the leader's next call. So a lone delivery costs exactly one store call, as before, and a busy subscription one call
+ * per batch of whatever finished during the previous call.
+ *
+ * <p>Nothing is settled before its claim's end was recorded (or, for a confirm, before {@code confirmTimeout} of
+ * retries ran out: the work is done, and releasing it would make it run again for sure).
+ */
+final class Completions {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Completions.class);
+
+    private final String name;
+    private final ConsumerRuntime runtime;
+    private final DeliveryProcessor processor;
+    private final AtomicReference<Delivery> pending = new AtomicReference<>();
+    private final AtomicBoolean busy = new AtomicBoolean();
+
+    Completions(String name, ConsumerRuntime runtime, DeliveryProcessor processor) {
+        this.name = name;
+        this.runtime = runtime;
+        this.processor = processor;
+    }
+
+    /**
+     * Hands over a delivery whose claim is to be ended as {@code d.verdict} says; it is then settled, by this thread or
+     * by the one leading the store call.
+     *
+     * @param await whether to return only once it is settled
+     */
+    void submit(Delivery d, boolean await) {
+        if (await) {
+            d.awaited = true;
+        }
+        push(d);
+        drive();
+        if (await && !d.completed) {
+            d.awaitCompleted();
+        }
+    }
+
+    /** Hands over a delivery without leading a store call now; {@link #drive()} must follow. */
+    void push(Delivery d) {
+        Delivery head;
+        do {
+            head = pending.get();
+            d.nextPending = head;
+        } while (!pending.compareAndSet(head, d));
+    }
+
+    /** Ends the claims waiting, unless a store call is in flight already (its leader takes them next). */
+    void drive() {
+        while (pending.get() != null && busy.compareAndSet(false, true)) {
+            try {
+                Delivery stack = pending.getAndSet(null);
+                if (stack != null) {
+                    complete(reverse(stack));
+                }
+            } finally {
+                busy.set(false);
+            }
+        }
+    }
+
+    private static Delivery reverse(Delivery stack) {
+        Delivery ordered = null;
+        while (stack != null) {
+            Delivery next = stack.nextPending;
+            stack.nextPending = ordered;
+            ordered = stack;
+            stack = next;
+        }
+        return ordered;
+    }
+
+    private void complete(Delivery first) {
+        if (first.nextPending == null) {
+            endClaim(first); // the lone delivery: no lists
+        } else {
+            List<Claim> confirms = new ArrayList<>();
+            List<Claim> releases = new ArrayList<>();
+            for (Delivery d = first; d != null; d = d.nextPending) {
+                (confirms(d.verdict) ? confirms : releases).add(d.claim);
+            }
+            if (!releases.isEmpty()) {
+                release(releases);
+            }
+            if (!confirms.isEmpty()) {
+                confirm(confirms);
+            }
+        }
+        Delivery d = first;
+        while (d != null) {
+            Delivery next = d.nextPending;
+            d.nextPending = null;
+            settle(d);
+            d = next;
+        }
+    }
+
+    private void endClaim(Delivery d) {
+        List<Claim> one = List.of(d.claim);
+        if (confirms(d.verdict)) {
+            confirm(one);
+        } else {
+            release(one);
+        }
+    }
+
+    private static boolean confirms(Verdict v) {
+        return v.outcome() == Outcome.ACCEPTED && v.reason() == SettleReason.PROCESSED;
+    }
+
+    private void settle(Delivery d) {
+        boolean sent = false;
+        try {
+            d.claim = null;
+            d.claimedNanos = 0;
+            sent = processor.settle(d, d.verdict);
+        } catch (RuntimeException | Error e) {
+            LOG.error("Subscription '{}': a delivery could not be settled", name, e);
+        } finally {
+            d.completed(sent);
+        }
+    }
+
+    /**
+     * Records completion, retrying with back-off while the store fails. The deliveries are still unsettled, so the
+     * broker gives them to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. Only
+     * then are they accepted unconfirmed: the work is done, and returning them would make them run again for sure.
+     */
+    private void confirm(List<Claim> claims) {
+        long deadline = runtime.ticker().read() + runtime.config().confirmTimeout().toNanos();
+        long pauseMillis = 20;
+        List<Claim> left = claims;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                List<Claim> lost = runtime.store().confirmAll(left);
+                runtime.gate().success();
+                for (Claim c : lost) {
+                    LOG.warn("Subscription '{}': {} was confirmed after its lease had been taken over", name,
+                            LogSafe.id(c.messageId()));
+                }
+                if (attempt > 1) {
+                    LOG.info("Subscription '{}': {} confirmed after {} attempts", name, what(left), attempt);
+                }
+                return;
+            } catch (InvalidMessageIdException e) {
+                // the store took this key when it was claimed and refuses it now: it never will take it
+                List<Claim> rest = without(left, e.messageId());
+                LOG.error("Subscription '{}': the store refuses to record {} ({}); accepting it anyway (a later "
+                        + "duplicate of it may run again)", name, rest.size() < left.size()
+                        ? LogSafe.id(e.messageId()) : what(left), Errors.describe(e));
+                if (rest.size() == left.size() || rest.isEmpty()) {
+                    return;
+                }
+                left = rest;
+            } catch (RuntimeException e) {
+                if (attempt == 1) {
+                    runtime.gate().failure(e);
+                }
+                if (runtime.ticker().read() + Duration.ofMillis(pauseMillis).toNanos() - deadline >= 0) {
+                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; "
+                            + "accepting anyway (a later duplicate may run again): {}", name, what(left),
+                            runtime.config().confirmTimeout(), Errors.describe(e));
+                    return;
+                }
+                pause(Duration.ofMillis(pauseMillis));
+                pauseMillis = Math.min(pauseMillis * 2, 1_000);
+            }
+        }
+    }
+
+    private void release(List<Claim> claims) {
+        try {
+            runtime.store().releaseAll(claims);
+        } catch (RuntimeException e) {
+            // The leases lapse on their own; until then copies are IN_PROGRESS and held back, never lost.
+            LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
+                    what(claims), Errors.describe(e));
+            if (!(e instanceof InvalidMessageIdException)) {
+                runtime.gate().failure(e);
+            }
+        }
+    }
+
+    private static List<Claim> without(List<Claim> claims, String key) {
+        List<Claim> rest = new ArrayList<>(claims.size());
+        for (Claim c : claims) {
+            if (!c.messageId().equals(key)) {
+                rest.add(c);
+            }
+        }
+        return rest;
+    }
+
+    private static String what(List<Claim> claims) {
+        return claims.size() == 1 ? LogSafe.id(claims.get(0).messageId()) : claims.size() + " messages";
+    }
+
+    /** Waits on the consumer's scheduler (so that tests can move time), without holding anything. */
+    private void pause(Duration delay) {
+        CountDownLatch woken = new CountDownLatch(1);
+        try {
+            runtime.scheduler().schedule(woken::countDown, delay);
+            woken.await();
+        } catch (RejectedExecutionException e) {
+            // shutting down: retry at once
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

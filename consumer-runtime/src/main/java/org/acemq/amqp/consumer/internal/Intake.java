@@ -1,0 +1,248 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.acemq.amqp.consumer.Ticker;
+import org.apache.qpid.protonj2.client.exceptions.ClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a subscription's handler threads get their deliveries: leader/follower, no thread of its own and no timer. A
+ * thread that needs work takes the oldest admitted delivery that waits (claimed, not started). If none waits and no
+ * other thread is taking deliveries from the client, it becomes the <em>leader</em>: it waits in {@code receive()} for
+ * one delivery, takes what else the client has queued ({@code tryReceive()}, up to a bound), has them all read and
+ * claimed in one store call ({@link DeliveryProcessor#admit}), keeps the first for itself and leaves the rest to the
+ * other threads. Meanwhile the others wait; deliveries that arrive during the leader's store call form the next batch.
+ * A lone delivery therefore pays exactly one claim round trip and waits for nothing; a busy subscription claims many per
+ * call.
+ *
+ * <p><b>How far ahead it claims.</b> An admitted delivery's lease runs while it waits for a thread. The intake claims
+ * at most what the threads can start within {@link #HORIZON} (from a moving average of the handler's run time), but
+ * never fewer than one per idle thread, and never more than the subscription's window ({@code concurrency +
+ * prefetch}) or {@link #MAX_BATCH}. A waiting claim is renewed with the running ones by the lease heartbeat, and one
+ * whose consumer closes or whose link dies before it starts is released (never accepted): see
+ * {@link DeliveryProcessor#run}.
+ */
+final class Intake {
+
+    /** Admitted deliveries should start within about this long. */
+    static final Duration HORIZON = Duration.ofMillis(100);
+    /** The most deliveries claimed in one store call. */
+    static final int MAX_BATCH = 256;
+    private static final Logger LOG = LoggerFactory.getLogger(Intake.class);
+    private static final Delivery[] NONE = new Delivery[0];
+
+    private final Subscriber subscriber;
+    private final DeliveryProcessor processor;
+    private final Ticker ticker;
+    private final int concurrency;
+    private final int window;
+    private final long horizonNanos;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition work = lock.newCondition();
+    private final ArrayDeque<Delivery> ready = new ArrayDeque<>();
+    private boolean leading;
+    private int idle;
+    private volatile int readyCount;
+    private volatile int idleCount;
+
+    /**
+     * @param beatNanos the lease renewal period, 0 if leases are not renewed (or unknown)
+     */
+    Intake(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker, long beatNanos) {
+        this.subscriber = subscriber;
+        this.processor = processor;
+        this.ticker = ticker;
+        this.concurrency = subscriber.spec.concurrency();
+        this.window = concurrency + subscriber.spec.prefetch();
+        this.horizonNanos = beatNanos > 0 ? Math.min(HORIZON.toNanos(), beatNanos / 4) : HORIZON.toNanos();
+        processor.handlerNanos(horizonNanos); // until handlers are timed: one delivery per thread
+    }
+
+    /**
+     * On a handler thread: the next admitted delivery to run, waiting for one (and leading the intake when nobody
+     * does).
+     *
+     * @return the delivery, or null once the subscription stops and nothing admitted is left
+     */
+    Delivery next(HandlerSlot slot) {
+        while (true) {
+            lock.lock();
+            try {
+                if (!awaitTurn()) {
+                    Delivery d = ready.pollFirst();
+                    if (d != null) {
+                        readyCount = ready.size();
+                        if (idle > 0 && (!ready.isEmpty() || !leading)) {
+                            work.signal(); // the next one takes the next delivery, or leads the intake
+                        }
+                        return d;
+                    }
+                    work.signal(); // stopping: let the next waiter see it too
+                    return null;
+                }
+                leading = true;
+            } finally {
+                lock.unlock();
+            }
+            List<Delivery> admitted = List.of();
+            try {
+                admitted = lead(slot);
+            } catch (RuntimeException | Error e) {
+                LOG.error("Subscription '{}': taking deliveries failed", subscriber.name, e);
+            } finally {
+                lock.lock();
+                try {
+                    leading = false;
+                    for (int i = 1; i < admitted.size(); i++) {
+                        ready.addLast(admitted.get(i));
+                    }
+                    readyCount = ready.size();
+                    if (idle > 0) {
+                        // One waiter: it takes a delivery and wakes the next while more wait, or leads the intake. A
+                        // chain, not a crowd: with a fast handler the running threads take most of the batch
+                        // themselves, and a thread woken for nothing costs a context switch.
+                        work.signal();
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+            if (!admitted.isEmpty()) {
+                return admitted.get(0);
+            }
+        }
+    }
+
+    /**
+     * Under the lock: waits until this thread can take an admitted delivery or lead the intake.
+     *
+     * @return true to lead; false to take the oldest admitted delivery (or, if none, to stop)
+     */
+    private boolean awaitTurn() {
+        while (true) {
+            if (!ready.isEmpty()) {
+                return false;
+            }
+            if (!leading) {
+                return !subscriber.stopping();
+            }
+            idle++;
+            idleCount = idle;
+            try {
+                work.await();
+            } catch (InterruptedException e) {
+                // only close() interrupts a waiting thread, after setting stopping: the loop sees it
+            } finally {
+                idle--;
+                idleCount = idle;
+            }
+        }
+    }
+
+    /** Takes a batch from the client and admits it. @return the admitted deliveries to run, in order */
+    private List<Delivery> lead(HandlerSlot slot) {
+        ReceiverLink link = subscriber.awaitLink();
+        if (link == null) {
+            return List.of();
+        }
+        org.apache.qpid.protonj2.client.Delivery amqp = null;
+        ClientException failure = null;
+        slot.receiving();
+        try {
+            if (!subscriber.stopping()) {
+                amqp = link.receiver.receive();
+            }
+        } catch (ClientException e) {
+            failure = e;
+        } catch (RuntimeException e) {
+            failure = new ClientException(Errors.describe(e), e);
+        } finally {
+            slot.received();
+        }
+        if (amqp == null) {
+            if (failure != null && !subscriber.stopping() && !(failure.getCause() instanceof InterruptedException)) {
+                subscriber.receiveFailed(link, failure);
+            }
+            return List.of();
+        }
+        int limit = limit();
+        List<Delivery> batch = new ArrayList<>(Math.min(limit, 64));
+        batch.add(take(link, amqp));
+        try {
+            while (batch.size() < limit && !subscriber.stopping() && (amqp = link.receiver.tryReceive()) != null) {
+                batch.add(take(link, amqp));
+            }
+        } catch (ClientException | RuntimeException e) {
+            // the link is failing: the next receive() reports it; what was taken is admitted as usual
+        }
+        return processor.admit(batch);
+    }
+
+    /**
+     * @return how many deliveries this intake may take: what the threads can start within the horizon (at least one
+     *     per idle thread, the leader included), less what is admitted and waiting already
+     */
+    private int limit() {
+        long avg = Math.max(1, processor.handlerNanos());
+        long startable = Math.max(concurrency * horizonNanos / avg, idleCount + 1L);
+        long room = Math.min(startable, window) - readyCount;
+        return (int) Math.max(1, Math.min(room, MAX_BATCH));
+    }
+
+    /** Counts a delivery taken from the client against the link it came on (no lock: one atomic update). */
+    private Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
+        ReceiverLink owner = subscriber.owner(from);
+        boolean counted = owner.take();
+        if (!counted) {
+            subscriber.credit().lateTake(owner);
+        }
+        return new Delivery(amqp, owner, counted, ticker.read());
+    }
+
+    /** Wakes every thread waiting for a turn (the subscription stops). */
+    void wakeAll() {
+        lock.lock();
+        try {
+            work.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return the admitted deliveries waiting for a thread, removed (on close: the caller releases them) */
+    List<Delivery> drain() {
+        lock.lock();
+        try {
+            List<Delivery> all = new ArrayList<>(ready);
+            ready.clear();
+            readyCount = 0;
+            return all;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Calls {@code action} for each admitted delivery waiting for a thread (a snapshot; for the lease heartbeat). */
+    void forEachWaiting(Consumer<Delivery> action) {
+        if (readyCount == 0) {
+            return;
+        }
+        Delivery[] waiting;
+        lock.lock();
+        try {
+            waiting = ready.toArray(NONE);
+        } finally {
+            lock.unlock();
+        }
+        for (Delivery d : waiting) {
+            action.accept(d);
+        }
+    }
+}
