@@ -38,6 +38,25 @@ public interface ConsumerObserver {
     }
 
     /**
+     * The same event with the message's store key, for observers that follow single messages (an audit of what was
+     * dead-lettered, a test that acts on one message). The runtime calls this method; its default calls
+     * {@link #settled(String, Outcome, SettleReason)}, so an observer overrides one or the other. It runs on whichever
+     * runtime thread settles the delivery (settlements of a batch are sent together), not necessarily the thread that
+     * ran its handler.
+     *
+     * @param subscription the subscription name
+     * @param messageKey the message's key in the idempotency store (the message-id with its type prefix, e.g.
+     *     {@code s:order-42}, as the README's "Delivery guarantees" section says, or the key the subscription's
+     *     missing-id policy derived); {@code null} when the message had none (undecodable, or no id and the policy
+     *     rejects it). Raw: escape it before logging.
+     * @param outcome the AMQP outcome
+     * @param reason why
+     */
+    default void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
+        settled(subscription, outcome, reason);
+    }
+
+    /**
      * A delivery was not settled by this consumer because its link or connection died before the outcome was known
      * (or, in transactional mode, because its transaction rolled back). The broker will redeliver it; the store will
      * recognise the copy.

@@ -11,6 +11,8 @@ final class RecordingObserver implements ConsumerObserver {
     }
 
     final List<Settled> settled = new CopyOnWriteArrayList<>();
+    /** The message key of each entry of {@link #settled}, at the same index. */
+    private final List<String> settledKeys = new java.util.ArrayList<>();
     final List<ClaimStatus> claims = new CopyOnWriteArrayList<>();
     final AtomicInteger abandoned = new AtomicInteger();
     final AtomicInteger interruptions = new AtomicInteger();
@@ -37,8 +39,11 @@ final class RecordingObserver implements ConsumerObserver {
     }
 
     @Override
-    public void settled(String subscription, Outcome outcome, SettleReason reason) {
-        settled.add(new Settled(subscription, outcome, reason));
+    public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
+        synchronized (settledKeys) {
+            settledKeys.add(key);
+            settled.add(new Settled(subscription, outcome, reason));
+        }
     }
 
     @Override
@@ -55,6 +60,19 @@ final class RecordingObserver implements ConsumerObserver {
     public void connectionInterrupted(boolean interrupted) {
         if (interrupted) {
             interruptions.incrementAndGet();
+        }
+    }
+
+    /** @return the keys settled with this outcome and reason, in the order settled */
+    java.util.List<String> keys(Outcome outcome, SettleReason reason) {
+        synchronized (settledKeys) {
+            List<String> keys = new java.util.ArrayList<>();
+            for (int i = 0; i < settled.size(); i++) {
+                if (settled.get(i).outcome() == outcome && settled.get(i).reason() == reason) {
+                    keys.add(settledKeys.get(i));
+                }
+            }
+            return keys;
         }
     }
 

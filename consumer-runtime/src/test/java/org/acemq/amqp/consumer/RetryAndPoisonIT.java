@@ -89,6 +89,9 @@ class RetryAndPoisonIT extends ArtemisTestBase {
             assertThat(deliveryCounts).containsExactly(0L, 1L, 2L);
             assertThat(observer.count(Outcome.MODIFIED, SettleReason.FAILED)).isEqualTo(MAX_ATTEMPTS - 1);
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
+            // the observer learns which message each settlement was for, whichever thread settled it
+            assertThat(observer.keys(Outcome.REJECTED, SettleReason.POISON)).containsExactly("s:poison-1");
+            assertThat(observer.keys(Outcome.ACCEPTED, SettleReason.PROCESSED)).containsExactly("s:fine-1");
             // The claim was released, not confirmed: an operator may re-drive the message after a fix.
             assertThat(store.isConfirmed("s:poison-1")).isFalse();
             assertThat(store.attempts("s:poison-1")).isEqualTo(MAX_ATTEMPTS);

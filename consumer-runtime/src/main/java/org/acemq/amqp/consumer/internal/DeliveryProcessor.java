@@ -7,14 +7,11 @@ import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import org.acemq.amqp.api.Claim;
-import org.acemq.amqp.api.InvalidMessageIdException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
-import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
-import org.acemq.amqp.consumer.internal.DeliveryFacts.StoreAnswer;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
@@ -22,11 +19,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The path of a delivery, for every acknowledgement mode, in two parts. {@link #admit} (the intake, for a batch of
- * deliveries taken from the client together): read each one (decode, key), claim the keys with one store call, settle
- * what is decided without running anything. {@link #run} (a handler thread, for one delivery): run the handler, end the
- * claim ({@link Completions}: confirm before {@code accepted}, release before anything else, batched with the other
- * threads'), settle. {@link OutcomePolicy} decides at each step; the {@link Settlement} of the subscription's mode sends
- * what it decided.
+ * deliveries taken from the client together): read each one (decode, key), claim the keys with one store call
+ * ({@link StoreClaims}), settle what is decided without running anything. {@link #run} (a handler thread, for one
+ * delivery): run the handler, end the claim ({@link Completions}: confirm before {@code accepted}, release before
+ * anything else, batched with the other threads'), settle. {@link OutcomePolicy} decides at each step; the
+ * {@link Settlement} of the subscription's mode sends what it decided.
  */
 final class DeliveryProcessor {
 
@@ -44,6 +41,7 @@ final class DeliveryProcessor {
     private final long beatNanos;
     private final boolean atMostOnce;
     private final Completions completions;
+    private final StoreClaims claims;
     /** A moving average of the handler's run time (ticker nanoseconds), for the intake's claim-ahead bound. */
     private volatile long handlerNanos;
 
@@ -61,6 +59,7 @@ final class DeliveryProcessor {
         this.beatNanos = spec.renewLeases() ? beatNanos : 0;
         this.atMostOnce = spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE;
         this.completions = new Completions(name, runtime, this);
+        this.claims = new StoreClaims(name, runtime, this.beatNanos);
     }
 
     /** The whole path for a delivery taken alone (those left in the client at shutdown). */
@@ -106,7 +105,7 @@ final class DeliveryProcessor {
         }
         if (!toClaim.isEmpty()) {
             try {
-                claim(toClaim);
+                claims.claim(toClaim);
             } catch (RuntimeException | Error e) {
                 for (Delivery d : toClaim) {
                     failed(d, e);
@@ -172,105 +171,6 @@ final class DeliveryProcessor {
         };
     }
 
-    /**
-     * Asks the store for every key in one call; each delivery's facts get its answer. A key the store refuses is that
-     * message's fact, not an outage: it is answered REFUSED_KEY and the others are asked again. A failure of the whole
-     * call is an outage for each of them, and nothing was claimed.
-     */
-    private void claim(List<Delivery> ds) {
-        List<Delivery> left = ds;
-        while (!left.isEmpty()) {
-            List<Claim> claims;
-            try {
-                claims = ask(left);
-            } catch (InvalidMessageIdException e) {
-                runtime.gate().success();
-                left = refused(left, e);
-                continue;
-            } catch (RuntimeException e) {
-                runtime.gate().failure(e);
-                String error = Errors.describe(e);
-                for (Delivery d : left) {
-                    observer.claim(name, ClaimStatus.ERROR);
-                    d.facts = d.facts.claimed(StoreAnswer.DOWN, 0, error);
-                }
-                return;
-            }
-            runtime.gate().success();
-            long now = runtime.ticker().read();
-            for (int i = 0; i < claims.size(); i++) {
-                answered(left.get(i), claims.get(i), now);
-            }
-            left = left.subList(claims.size(), left.size());
-        }
-    }
-
-    /** @return the store's answers for the first of {@code ds} (a plain store is asked key by key) or for all */
-    private List<Claim> ask(List<Delivery> ds) {
-        if (runtime.store().batches()) {
-            return runtime.store().acquireAll(keys(ds));
-        }
-        String key = ds.get(0).key;
-        try {
-            return List.of(runtime.store().acquire(key));
-        } catch (InvalidMessageIdException e) {
-            throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
-        }
-    }
-
-    /**
-     * @return the deliveries still to claim: all but the one whose key was refused; if the store did not say which key
-     *     it refused, none (each of them is then claimed alone when a thread starts it)
-     */
-    private List<Delivery> refused(List<Delivery> ds, InvalidMessageIdException e) {
-        String key = e.messageId();
-        boolean named = false;
-        for (Delivery d : ds) {
-            named |= d.key.equals(key);
-        }
-        List<Delivery> rest = new ArrayList<>(ds.size());
-        for (int i = 0; i < ds.size(); i++) {
-            Delivery d = ds.get(i);
-            if (named ? d.key.equals(key) : i == 0 && ds.size() == 1) {
-                observer.claim(name, ClaimStatus.ERROR);
-                d.facts = d.facts.claimed(StoreAnswer.REFUSED_KEY, 0, Errors.describe(e));
-            } else if (!named && ds.size() > 1) {
-                d.claimAtStart = true; // the store did not say which: each is asked alone when it starts
-            } else {
-                rest.add(d);
-            }
-        }
-        return rest;
-    }
-
-    private static List<String> keys(List<Delivery> ds) {
-        List<String> keys = new ArrayList<>(ds.size());
-        for (Delivery d : ds) {
-            keys.add(d.key);
-        }
-        return keys;
-    }
-
-    private void answered(Delivery d, Claim claim, long now) {
-        StoreAnswer answer = switch (claim.result()) {
-            case CLAIMED -> StoreAnswer.CLAIMED;
-            case ALREADY_CONFIRMED -> StoreAnswer.ALREADY_CONFIRMED;
-            case IN_PROGRESS -> StoreAnswer.IN_PROGRESS;
-        };
-        observer.claim(name, switch (answer) {
-            case CLAIMED -> ClaimStatus.CLAIMED;
-            case ALREADY_CONFIRMED -> ClaimStatus.ALREADY_CONFIRMED;
-            default -> ClaimStatus.IN_PROGRESS;
-        });
-        if (claim.claimed()) {
-            d.claim = claim;
-            d.claimedNanos = now;
-            d.nextBeatNanos = beatNanos > 0 ? now + beatNanos : 0;
-            d.envelope.attempt(claim.attempt());
-        }
-        d.facts = d.facts.claimed(answer, claim.attempt(), null);
-    }
-
     // ------------------------------------------------------------------ handler thread
 
     /**
@@ -287,7 +187,7 @@ final class DeliveryProcessor {
             d.facts = d.facts.waited(stopping.getAsBoolean(), !d.link.isValid());
             verdict = policy.decide(d.facts);
             if (verdict.action() == Verdict.Action.CLAIM) { // a key that was not claimed with its batch
-                claim(List.of(d));
+                claims.claim(List.of(d));
                 verdict = policy.decide(d.facts.waited(stopping.getAsBoolean(), !d.link.isValid()));
             }
             if (verdict.action() == Verdict.Action.RUN) {
@@ -391,8 +291,8 @@ final class DeliveryProcessor {
     }
 
     /**
-     * Ends the claim, if one is held, through {@link Completions} (batched with other threads'), then settles; without a
-     * claim settles at once.
+     * Ends the claim, if one is held, through {@link Completions} (batched with other threads'), then settles; without
+     * a claim settles at once.
      *
      * @param drive whether to lead the store call now (else the caller drives {@link Completions} once for many)
      * @return whether the delivery was handed to {@link Completions} without driving

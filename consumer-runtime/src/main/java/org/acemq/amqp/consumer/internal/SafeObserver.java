@@ -50,6 +50,15 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
+    public void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
+        try {
+            delegate.settled(subscription, messageKey, outcome, reason);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void abandoned(String subscription) {
         try {
             delegate.abandoned(subscription);

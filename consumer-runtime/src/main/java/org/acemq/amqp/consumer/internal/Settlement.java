@@ -52,7 +52,7 @@ interface Settlement {
         boolean done(Delivery d, Outcome outcome, SettleReason reason, boolean sent) {
             try {
                 if (sent) {
-                    observer.settled(name, outcome, reason);
+                    observer.settled(name, d.key, outcome, reason);
                 } else {
                     observer.abandoned(name);
                 }

@@ -88,8 +88,7 @@ public final class HarnessConsumer {
 
         ConsumerObserver observer = new ConsumerObserver() {
             @Override
-            public void settled(String subscription, Outcome outcome, SettleReason reason) {
-                String key = FaultInjectingStore.CURRENT_KEY.get();
+            public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
                 if (outcome == Outcome.ACCEPTED && reason == SettleReason.PROCESSED) {
                     FaultInjectingStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
                 } else if (outcome == Outcome.REJECTED && key != null) {

@@ -1,0 +1,129 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.InvalidMessageIdException;
+import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.consumer.internal.DeliveryFacts.StoreAnswer;
+
+/**
+ * The claim step of {@link DeliveryProcessor}: one store call for the keys of a batch (key by key for a store that does
+ * not batch), each answer recorded in its delivery's facts, a refused key told apart from an outage.
+ */
+final class StoreClaims {
+
+    private final String name;
+    private final ConsumerRuntime runtime;
+    private final SafeObserver observer;
+    private final long beatNanos;
+
+    /**
+     * @param beatNanos the lease renewal period, 0 if leases are not renewed
+     */
+    StoreClaims(String name, ConsumerRuntime runtime, long beatNanos) {
+        this.name = name;
+        this.runtime = runtime;
+        this.observer = runtime.observer();
+        this.beatNanos = beatNanos;
+    }
+
+    /**
+     * Asks the store for every key in one call; each delivery's facts get its answer. A key the store refuses is that
+     * message's fact, not an outage: it is answered REFUSED_KEY and the others are asked again. A failure of the whole
+     * call is an outage for each of them, and nothing was claimed.
+     */
+    void claim(List<Delivery> ds) {
+        List<Delivery> left = ds;
+        while (!left.isEmpty()) {
+            List<Claim> claims;
+            try {
+                claims = ask(left);
+            } catch (InvalidMessageIdException e) {
+                runtime.gate().success();
+                left = refused(left, e);
+                continue;
+            } catch (RuntimeException e) {
+                runtime.gate().failure(e);
+                String error = Errors.describe(e);
+                for (Delivery d : left) {
+                    observer.claim(name, ClaimStatus.ERROR);
+                    d.facts = d.facts.claimed(StoreAnswer.DOWN, 0, error);
+                }
+                return;
+            }
+            runtime.gate().success();
+            long now = runtime.ticker().read();
+            for (int i = 0; i < claims.size(); i++) {
+                answered(left.get(i), claims.get(i), now);
+            }
+            left = left.subList(claims.size(), left.size());
+        }
+    }
+
+    /** @return the store's answers for the first of {@code ds} (a plain store is asked key by key) or for all */
+    private List<Claim> ask(List<Delivery> ds) {
+        if (runtime.store().batches()) {
+            return runtime.store().acquireAll(keys(ds));
+        }
+        String key = ds.get(0).key;
+        try {
+            return List.of(runtime.store().acquire(key));
+        } catch (InvalidMessageIdException e) {
+            throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
+        }
+    }
+
+    /**
+     * @return the deliveries still to claim: all but the one whose key was refused; if the store did not say which key
+     *     it refused, none (each of them is then claimed alone when a thread starts it)
+     */
+    private List<Delivery> refused(List<Delivery> ds, InvalidMessageIdException e) {
+        String key = e.messageId();
+        boolean named = false;
+        for (Delivery d : ds) {
+            named |= d.key.equals(key);
+        }
+        List<Delivery> rest = new ArrayList<>(ds.size());
+        for (int i = 0; i < ds.size(); i++) {
+            Delivery d = ds.get(i);
+            if (named ? d.key.equals(key) : i == 0 && ds.size() == 1) {
+                observer.claim(name, ClaimStatus.ERROR);
+                d.facts = d.facts.claimed(StoreAnswer.REFUSED_KEY, 0, Errors.describe(e));
+            } else if (!named && ds.size() > 1) {
+                d.claimAtStart = true; // the store did not say which: each is asked alone when it starts
+            } else {
+                rest.add(d);
+            }
+        }
+        return rest;
+    }
+
+    private static List<String> keys(List<Delivery> ds) {
+        List<String> keys = new ArrayList<>(ds.size());
+        for (Delivery d : ds) {
+            keys.add(d.key);
+        }
+        return keys;
+    }
+
+    private void answered(Delivery d, Claim claim, long now) {
+        StoreAnswer answer = switch (claim.result()) {
+            case CLAIMED -> StoreAnswer.CLAIMED;
+            case ALREADY_CONFIRMED -> StoreAnswer.ALREADY_CONFIRMED;
+            case IN_PROGRESS -> StoreAnswer.IN_PROGRESS;
+        };
+        observer.claim(name, switch (answer) {
+            case CLAIMED -> ClaimStatus.CLAIMED;
+            case ALREADY_CONFIRMED -> ClaimStatus.ALREADY_CONFIRMED;
+            default -> ClaimStatus.IN_PROGRESS;
+        });
+        if (claim.claimed()) {
+            d.claim = claim;
+            d.claimedNanos = now;
+            d.nextBeatNanos = beatNanos > 0 ? now + beatNanos : 0;
+            d.envelope.attempt(claim.attempt());
+        }
+        d.facts = d.facts.claimed(answer, claim.attempt(), null);
+    }
+}
