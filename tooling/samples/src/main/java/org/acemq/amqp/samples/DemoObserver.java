@@ -38,13 +38,23 @@ final class DemoObserver implements ConsumerObserver {
     }
 
     @Override
+    public void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
+        count(outcome, reason);
+        next.settled(subscription, messageKey, outcome, reason);
+    }
+
+    @Override
     public void settled(String subscription, Outcome outcome, SettleReason reason) {
+        count(outcome, reason);
+        next.settled(subscription, outcome, reason);
+    }
+
+    private void count(Outcome outcome, SettleReason reason) {
         settled.get(reason).increment();
         if (outcome == Outcome.ACCEPTED || outcome == Outcome.REJECTED) {
             finallySettled.increment();
             lastFinalNanos = System.nanoTime();
         }
-        next.settled(subscription, outcome, reason);
     }
 
     @Override
