@@ -19,9 +19,6 @@ import org.acemq.amqp.api.LeasedIdempotencyStore;
  */
 final class FaultInjectingStore implements LeasedIdempotencyStore {
 
-    /** The key the current worker thread last acquired. */
-    static final ThreadLocal<String> CURRENT_KEY = new ThreadLocal<>();
-
     private final LeasedIdempotencyStore delegate;
     private final DataSource harnessDb;
     private final String consumerId;
@@ -69,7 +66,6 @@ final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     @Override
     public Claim acquire(String messageId) {
-        CURRENT_KEY.set(messageId);
         Claim claim = delegate.acquire(messageId);
         if (claim.claimed()) {
             maybeCrash(crashes, harnessDb, CrashPoint.AFTER_CLAIM, messageId, consumerId);
