@@ -21,14 +21,12 @@ final class HandlerThreads {
     private final Subscriber subscriber;
     private final DeliveryProcessor processor;
     private final Intake intake;
-    private final Ticker ticker;
     private final HandlerSlot[] slots;
     private final Thread[] threads;
 
     HandlerThreads(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker, long beatNanos) {
         this.subscriber = subscriber;
         this.processor = processor;
-        this.ticker = ticker;
         this.intake = new Intake(subscriber, processor, ticker, beatNanos);
         int n = subscriber.spec.concurrency();
         this.slots = new HandlerSlot[n];
@@ -72,7 +70,7 @@ final class HandlerThreads {
     }
 
     private void handle(HandlerSlot slot, ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        Delivery d = take(from, amqp);
+        Delivery d = intake.take(from, amqp);
         slot.current = d;
         try {
             processor.process(d);
@@ -81,16 +79,6 @@ final class HandlerThreads {
         } finally {
             slot.current = null;
         }
-    }
-
-    /** Counts a delivery taken from the client against the link it came on (no lock: one atomic update). */
-    private Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        ReceiverLink owner = subscriber.owner(from);
-        boolean counted = owner.take();
-        if (!counted) {
-            subscriber.credit().lateTake(owner);
-        }
-        return new Delivery(amqp, owner, counted, ticker.read());
     }
 
     private void handleQueued(HandlerSlot slot) {

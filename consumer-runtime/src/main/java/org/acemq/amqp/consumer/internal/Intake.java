@@ -196,8 +196,11 @@ final class Intake {
         return (int) Math.max(1, Math.min(room, MAX_BATCH));
     }
 
-    /** Counts a delivery taken from the client against the link it came on (no lock: one atomic update). */
-    private Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
+    /**
+     * Counts a delivery taken from the client against the link it came on (no lock: one atomic update); also for the
+     * deliveries {@link HandlerThreads} takes alone at shutdown.
+     */
+    Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
         ReceiverLink owner = subscriber.owner(from);
         boolean counted = owner.take();
         if (!counted) {

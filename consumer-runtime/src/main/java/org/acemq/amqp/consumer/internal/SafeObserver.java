@@ -41,15 +41,6 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
-    public void settled(String subscription, Outcome outcome, SettleReason reason) {
-        try {
-            delegate.settled(subscription, outcome, reason);
-        } catch (RuntimeException e) {
-            failed(e);
-        }
-    }
-
-    @Override
     public void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
         try {
             delegate.settled(subscription, messageKey, outcome, reason);
