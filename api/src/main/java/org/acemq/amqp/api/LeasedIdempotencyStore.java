@@ -34,6 +34,18 @@ import java.util.List;
  * commit: the runtime hands it whatever deliveries are waiting, so a busy consumer pays one round trip for many
  * messages and a lone message pays exactly one, as before. The defaults loop over the single-claim methods.
  *
+ * <h2>Fingerprints (optional)</h2>
+ * A store may record a <em>fingerprint</em> with each claim: a short text the caller computes from the message's
+ * content (the runtime hashes the body and the headers a subscription names). A store that does, answers
+ * {@link #recordsFingerprints()} with {@code true} and reports, in every {@link Claim} it returns, the fingerprint it
+ * holds for the identifier: the one just recorded for {@link ClaimResult#CLAIMED}, and the one recorded by the claim
+ * that confirmed the identifier or holds it for {@link ClaimResult#ALREADY_CONFIRMED} and
+ * {@link ClaimResult#IN_PROGRESS}. The caller then tells a true duplicate (same key, same content) from a copy that
+ * differs (same key, other content). Every new claim of an unconfirmed identifier (after a release or a lapsed lease)
+ * records its own fingerprint, replacing the earlier one; confirming keeps it; forgetting the identifier forgets it.
+ * The defaults ignore fingerprints, so a store written before they existed keeps working: its claims report none, and
+ * the runtime then cannot detect a differing copy.
+ *
  * <p><b>Threading:</b> safe for concurrent use; every method may block on I/O.
  */
 public interface LeasedIdempotencyStore extends IdempotencyStore {
@@ -50,6 +62,33 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
      * @throws StoreUnavailableException if the backing storage cannot be reached
      */
     Claim acquire(String messageId);
+
+    /**
+     * Does what {@link #acquire(String)} does and, where the store {@linkplain #recordsFingerprints() records
+     * fingerprints}, records {@code fingerprint} with a successful claim and reports in the result the fingerprint held
+     * for the identifier (see the class documentation). The default ignores the fingerprint.
+     *
+     * @param messageId the identifier
+     * @param fingerprint the content's fingerprint, or null for none; at most {@link MessageIds#MAX_FINGERPRINT_LENGTH}
+     *     characters, storable as {@link MessageIds#requireValidFingerprint} says
+     * @return the result, as {@link #acquire(String)}, with the held fingerprint
+     * @throws NullPointerException if {@code messageId} is null
+     * @throws InvalidMessageIdException if {@code messageId} is refused, as for {@link #acquire(String)}
+     * @throws IllegalArgumentException if {@code fingerprint} breaks {@link MessageIds#requireValidFingerprint}
+     * @throws StoreUnavailableException if the backing storage cannot be reached
+     */
+    default Claim acquire(String messageId, String fingerprint) {
+        return acquire(messageId);
+    }
+
+    /**
+     * @return whether this store records the fingerprints passed to {@link #acquire(String, String)} and
+     *     {@link #acquireAll(List, List)} and reports them in its claims; {@code false} (the default) for a store that
+     *     ignores them
+     */
+    default boolean recordsFingerprints() {
+        return false;
+    }
 
     /**
      * Extends the lease of a live claim by {@link #leaseDuration()} from now.
@@ -125,16 +164,59 @@ public interface LeasedIdempotencyStore extends IdempotencyStore {
                 claims.add(acquire(id));
             }
         } catch (RuntimeException e) {
-            // one call, all or nothing: give back what this call claimed (best effort; a lease lapses anyway)
-            for (Claim claim : claims) {
-                if (claim.claimed()) {
-                    try {
-                        release(claim);
-                    } catch (RuntimeException suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
+            giveBack(claims, e);
+            throw e;
+        }
+        return claims;
+    }
+
+    /** One call, all or nothing: gives back what a failed batch call claimed (best effort; a lease lapses anyway). */
+    private void giveBack(List<Claim> claims, RuntimeException failure) {
+        for (Claim claim : claims) {
+            if (claim.claimed()) {
+                try {
+                    release(claim);
+                } catch (RuntimeException suppressed) {
+                    failure.addSuppressed(suppressed);
                 }
             }
+        }
+    }
+
+    /**
+     * Does what {@link #acquire(String, String)} does for each identifier, with the guarantees of
+     * {@link #acquireAll(List)} (order, repeated identifiers, all or nothing, a refused identifier named). A repeated
+     * identifier's later copies report the fingerprint its first copy recorded. The default calls
+     * {@link #acquireAll(List)} for a store that does not record fingerprints, and {@link #acquire(String, String)} for
+     * each identifier for one that does.
+     *
+     * @param messageIds the identifiers, each valid per {@link MessageIds#requireValid}
+     * @param fingerprints one fingerprint (or null) per identifier, same length and order
+     * @return one claim per identifier, in order
+     * @throws NullPointerException if a list or one of its identifiers is null
+     * @throws IllegalArgumentException if the lists differ in length, or a fingerprint is refused
+     * @throws InvalidMessageIdException if an identifier is refused
+     * @throws StoreUnavailableException if the backing storage cannot be reached
+     */
+    default List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
+        if (messageIds.size() != fingerprints.size()) {
+            throw new IllegalArgumentException("one fingerprint per identifier: " + messageIds.size()
+                    + " identifiers, " + fingerprints.size() + " fingerprints");
+        }
+        if (!recordsFingerprints()) {
+            return acquireAll(messageIds);
+        }
+        for (int i = 0; i < messageIds.size(); i++) {
+            MessageIds.requireValid(messageIds.get(i));
+            MessageIds.requireValidFingerprint(fingerprints.get(i));
+        }
+        List<Claim> claims = new ArrayList<>(messageIds.size());
+        try {
+            for (int i = 0; i < messageIds.size(); i++) {
+                claims.add(acquire(messageIds.get(i), fingerprints.get(i)));
+            }
+        } catch (RuntimeException e) {
+            giveBack(claims, e);
             throw e;
         }
         return claims;

@@ -12,6 +12,18 @@ public final class MessageIds {
      */
     public static final int MAX_LENGTH = 512;
 
+    /** The longest fingerprint a store records, in {@code char}s: 128. The runtime's are 32 hexadecimal digits. */
+    public static final int MAX_FINGERPRINT_LENGTH = 128;
+
+    /**
+     * The longest scope, in {@code char}s once escaped: 200. A scope and its separator then leave at least 311
+     * characters of {@link #MAX_LENGTH} for the key itself.
+     */
+    public static final int MAX_SCOPE_LENGTH = 200;
+
+    /** Separates the scope from the key in a scoped store key: {@code <scope>|<key>}. */
+    public static final char SCOPE_SEPARATOR = '|';
+
     private static final int PRINTABLE_LENGTH = 100;
 
     private MessageIds() {
@@ -47,6 +59,77 @@ public final class MessageIds {
                     + printable(messageId) + "'", null);
         }
         return messageId;
+    }
+
+    /**
+     * Checks a fingerprint (see {@link LeasedIdempotencyStore#acquire(String, String)}): null (none) or a non-blank
+     * text of at most {@link #MAX_FINGERPRINT_LENGTH} characters without NUL characters or unpaired surrogates.
+     *
+     * @param fingerprint the fingerprint, or null
+     * @return {@code fingerprint}, for chaining
+     * @throws IllegalArgumentException if it breaks the rules
+     */
+    public static String requireValidFingerprint(String fingerprint) {
+        if (fingerprint == null) {
+            return null;
+        }
+        if (fingerprint.isBlank() || fingerprint.length() > MAX_FINGERPRINT_LENGTH
+                || firstUnstorable(fingerprint) >= 0) {
+            throw new IllegalArgumentException("fingerprint must be non-blank, at most " + MAX_FINGERPRINT_LENGTH
+                    + " characters, without NUL characters or unpaired surrogates, but was '" + printable(fingerprint)
+                    + "'");
+        }
+        return fingerprint;
+    }
+
+    /**
+     * The store key of {@code key} within {@code scope}: the scope with every {@code %} written {@code %25} and every
+     * {@code |} written {@code %7C}, then {@link #SCOPE_SEPARATOR}, then the key as it is. The escaping makes the form
+     * one-to-one: no two (scope, key) pairs give the same store key, and {@link #scopeOf} reads the scope back. The
+     * runtime keys every delivery this way, so that the same message-id consumed for two endpoints is two identifiers
+     * to the store.
+     *
+     * @param scope the scope: not blank, no NUL character or unpaired surrogate, at most {@link #MAX_SCOPE_LENGTH}
+     *     characters once escaped
+     * @param key the key within the scope (for example {@code s:order-1})
+     * @return the store key; not checked against {@link #requireValid} (the runtime bounds the key part first)
+     * @throws NullPointerException if either is null
+     * @throws IllegalArgumentException if the scope breaks the rules
+     */
+    public static String scoped(String scope, String key) {
+        Objects.requireNonNull(key, "key must not be null");
+        return escapeScope(scope) + SCOPE_SEPARATOR + key;
+    }
+
+    /**
+     * @param scope a scope
+     * @return its escaped form, as it starts a store key (see {@link #scoped})
+     * @throws NullPointerException if it is null
+     * @throws IllegalArgumentException if it is blank, holds a NUL character or an unpaired surrogate, or is longer
+     *     than {@link #MAX_SCOPE_LENGTH} once escaped
+     */
+    public static String escapeScope(String scope) {
+        Objects.requireNonNull(scope, "scope must not be null");
+        String escaped = scope.indexOf('%') < 0 && scope.indexOf(SCOPE_SEPARATOR) < 0 ? scope
+                : scope.replace("%", "%25").replace("|", "%7C");
+        if (scope.isBlank() || firstUnstorable(scope) >= 0 || escaped.length() > MAX_SCOPE_LENGTH) {
+            throw new IllegalArgumentException("scope must be non-blank, at most " + MAX_SCOPE_LENGTH
+                    + " characters (with % and | escaped), without NUL characters or unpaired surrogates, but was '"
+                    + printable(scope) + "'");
+        }
+        return escaped;
+    }
+
+    /**
+     * @param storeKey a store key
+     * @return the scope of a key made by {@link #scoped}, unescaped; null for a key without a scope
+     */
+    public static String scopeOf(String storeKey) {
+        int at = storeKey == null ? -1 : storeKey.indexOf(SCOPE_SEPARATOR);
+        if (at <= 0) {
+            return null;
+        }
+        return storeKey.substring(0, at).replace("%7C", "|").replace("%25", "%");
     }
 
     /**

@@ -121,6 +121,7 @@ public final class AmqpConsumer implements AutoCloseable {
         private boolean failFastStart;
         private Ticker ticker = Ticker.system();
         private Scheduler scheduler;
+        private String scopePrefix;
 
         private Builder() {
         }
@@ -275,6 +276,22 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
+         * Prefixes the default scope of every subscription (see {@link Subscription.Builder#scope}) with
+         * {@code prefix + "/"}: for example a service name, where services that consume queues of the same name (on
+         * different brokers or virtual hosts) share one store table. A subscription with a scope of its own keeps it
+         * as it is. Changing the prefix of a running service starts its keys afresh (copies of messages handled before
+         * the change are handled again), as renaming a queue does.
+         *
+         * @param prefix the prefix (default: none)
+         * @return this builder
+         */
+        public Builder scopePrefix(String prefix) {
+            org.acemq.amqp.api.MessageIds.escapeScope(prefix);
+            this.scopePrefix = prefix;
+            return this;
+        }
+
+        /**
          * By default {@link #start()} returns at once while the first connection is tried in the background with the
          * connection's reconnect back-off ({@link ConnectionSettings#reconnectDelay()}, up to
          * {@link ConnectionSettings#maxReconnectAttempts()} attempts); {@link AmqpConsumer#health()} says how far it
@@ -342,7 +359,7 @@ public final class AmqpConsumer implements AutoCloseable {
             }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmTimeout, storeRetryDelay,
-                    maxStoreRetryDelay, maxInFlightPerConnection, failFastStart, ticker, scheduler);
+                    maxStoreRetryDelay, maxInFlightPerConnection, failFastStart, ticker, scheduler, scopePrefix);
             ConsumerRuntime runtime = new ConsumerRuntime(config);
             runtime.start();
             return new AmqpConsumer(runtime);

@@ -45,15 +45,28 @@ public interface ConsumerObserver {
      * ran its handler.
      *
      * @param subscription the subscription name
-     * @param messageKey the message's key in the idempotency store (the message-id with its type prefix, e.g.
-     *     {@code s:order-42}, as the README's "Delivery guarantees" section says, or the key the subscription's
-     *     missing-id policy derived); {@code null} when the message had none (undecodable, or no id and the policy
+     * @param messageKey the message's key in the idempotency store: its scope, {@code |}, and the key within the
+     *     scope (the message-id with its type prefix, e.g. {@code orders|s:order-42}, as the README's "What counts as
+     *     a duplicate" section says, or the key the subscription's key source or missing-id policy derived); {@code null} when the message had none (undecodable, or no id and the policy
      *     rejects it). Raw: escape it before logging.
      * @param outcome the AMQP outcome
      * @param reason why
      */
     default void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
         settled(subscription, outcome, reason);
+    }
+
+    /**
+     * A delivery's key is known to the store with a different fingerprint: the same key arrived with other content
+     * (see {@link Fingerprint}). Called once per such delivery, before it is settled (with reason
+     * {@link SettleReason#CONFLICT}).
+     *
+     * @param subscription the subscription name
+     * @param messageKey the store key; raw: escape it before logging
+     * @param recordedFingerprint the fingerprint the store holds for the key
+     * @param fingerprint this copy's fingerprint
+     */
+    default void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
     }
 
     /**

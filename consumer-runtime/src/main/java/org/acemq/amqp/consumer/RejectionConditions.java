@@ -17,6 +17,11 @@ public final class RejectionConditions {
     public static final String INVALID_MESSAGE_ID = "acemq:invalid-message-id";
     /** The message used up its attempts ({@link Subscription#maxAttempts()}): poison. */
     public static final String MAX_ATTEMPTS_EXCEEDED = "acemq:max-attempts-exceeded";
+    /**
+     * A copy arrived with a key the store knows with a different fingerprint, and the subscription rejects such copies
+     * ({@link Fingerprint.Action#REJECT}).
+     */
+    public static final String FINGERPRINT_CONFLICT = "acemq:fingerprint-conflict";
     /** The handler declared the failure permanent, without a condition of its own. */
     public static final String PERMANENT_FAILURE = PermanentMessageException.DEFAULT_CONDITION;
 

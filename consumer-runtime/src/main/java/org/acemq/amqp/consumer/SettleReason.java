@@ -8,6 +8,11 @@ public enum SettleReason {
     DUPLICATE,
     /** Another owner holds a live claim on the message; the copy goes back to be tried later. */
     IN_PROGRESS,
+    /**
+     * The store knows the message's key with a different fingerprint: the same key arrived with other content
+     * ({@link Fingerprint}). The handler did not run; the copy is settled as a copy of that key would be, or rejected.
+     */
+    CONFLICT,
     /** The handler failed with a transient error; the message will be tried again. */
     FAILED,
     /** The handler threw {@link org.acemq.amqp.api.PermanentMessageException} or an exception configured as permanent. */

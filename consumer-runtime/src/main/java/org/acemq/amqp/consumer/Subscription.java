@@ -54,6 +54,9 @@ public final class Subscription {
     private final int transactionBatchSize;
     private final Duration transactionBatchTime;
     private final boolean renewLeases;
+    private final String scope;
+    private final KeySource keySource;
+    private final Fingerprint fingerprint;
 
     private Subscription(Builder b) {
         this.address = b.address;
@@ -74,6 +77,9 @@ public final class Subscription {
         this.transactionBatchSize = b.transactionBatchSize;
         this.transactionBatchTime = b.transactionBatchTime;
         this.renewLeases = b.renewLeases;
+        this.scope = b.scope;
+        this.keySource = b.keySource;
+        this.fingerprint = b.fingerprint;
     }
 
     /**
@@ -183,6 +189,25 @@ public final class Subscription {
     public boolean renewLeases() {
         return renewLeases;
     }
+
+    /**
+     * @return the scope set with {@link Builder#scope}, or empty for the default (derived from the endpoint, see
+     *     {@link Builder#scope})
+     */
+    public Optional<String> scope() {
+        return Optional.ofNullable(scope);
+    }
+
+    /** @return where each message's idempotency key comes from */
+    public KeySource keySource() {
+        return keySource;
+    }
+
+    /** @return whether and how copies that differ are told from duplicates */
+    public Fingerprint fingerprint() {
+        return fingerprint;
+    }
+
     /**
      * @param failure what the handler threw
      * @return whether it means the message can never succeed
@@ -225,6 +250,9 @@ public final class Subscription {
         private int transactionBatchSize = DEFAULT_TRANSACTION_BATCH_SIZE;
         private Duration transactionBatchTime = DEFAULT_TRANSACTION_BATCH_TIME;
         private boolean renewLeases = true;
+        private String scope;
+        private KeySource keySource = KeySource.messageId();
+        private Fingerprint fingerprint = Fingerprint.body();
 
         private Builder(String address, MessageHandler handler) {
             this.address = Validation.notBlank("address", address);
@@ -389,6 +417,53 @@ public final class Subscription {
          */
         public Builder renewLeases(boolean renew) {
             this.renewLeases = renew;
+            return this;
+        }
+
+        /**
+         * Sets the scope of this subscription's keys: the namespace in which a key counts as seen. Every store key is
+         * {@code <scope>|<key>}, so the same message consumed through two endpoints with different scopes is handled
+         * once by each, and two consumers with the same scope absorb each other's copies.
+         *
+         * <p>By default (no scope set) the scope is the endpoint the messages come from:
+         * <ul>
+         *   <li>the address, for a queue (the default {@link SourceCapability#QUEUE} or {@link SourceCapability#NONE}):
+         *       every instance of a service consuming one queue, whatever its link or subscription names, shares it
+         *       (competing consumers), and two queues fed by one address (fan-out) have two;</li>
+         *   <li>the address plus a token drawn when the consumer is built, for a node the broker creates for each
+         *       link: {@link SourceCapability#TOPIC}, and RabbitMQ's {@code /exchange/…}, {@code /exchanges/…} and
+         *       {@code /topic/…} addresses: each link gets every message, so each has a scope of its own;</li>
+         *   <li>prefixed with the consumer's {@link AmqpConsumer.Builder#scopePrefix scopePrefix} when one is set.</li>
+         * </ul>
+         * A scope set here is used as it is (no prefix). Set one to keep a scope when a queue is renamed or moved, or
+         * to make two services deliberately share their keys.
+         *
+         * @param scope the scope; not blank, no NUL character, at most
+         *     {@value org.acemq.amqp.api.MessageIds#MAX_SCOPE_LENGTH} characters
+         * @return this builder
+         */
+        public Builder scope(String scope) {
+            org.acemq.amqp.api.MessageIds.escapeScope(scope);
+            this.scope = scope;
+            return this;
+        }
+
+        /**
+         * @param source where each message's idempotency key comes from (default {@link KeySource#messageId()})
+         * @return this builder
+         */
+        public Builder key(KeySource source) {
+            this.keySource = Objects.requireNonNull(source, "key source must not be null");
+            return this;
+        }
+
+        /**
+         * @param fingerprint whether and how a copy that differs is told from a duplicate (default
+         *     {@link Fingerprint#body()}); {@link Fingerprint#off()} to turn the check off
+         * @return this builder
+         */
+        public Builder fingerprint(Fingerprint fingerprint) {
+            this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint must not be null");
             return this;
         }
 

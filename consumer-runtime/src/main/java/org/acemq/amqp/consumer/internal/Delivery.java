@@ -18,6 +18,10 @@ final class Delivery {
     final long receivedNanos;
     Message<?> message;
     String key;
+    /** The content's fingerprint, or null when the subscription computes none. */
+    String fingerprint;
+    /** The fingerprint the store holds for the key, when it differs from {@link #fingerprint}; else null. */
+    String recordedFingerprint;
     EnvelopeImpl envelope;
     DeliveryScope scope;
     /** What is known so far (the intake's decision, then the handler's result). */

@@ -17,10 +17,12 @@ package org.acemq.amqp.consumer.internal;
  * @param failure what the handler threw, or null if it returned (HANDLED stage)
  * @param modifiedSupported whether the broker implements the {@code modified} outcome
  * @param jitterDraw a number in [0, 1) drawn for the retry back-off's jitter
+ * @param conflict the store holds the key with a fingerprint other than this copy's (ALREADY_CONFIRMED or
+ *     IN_PROGRESS only)
  */
 record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String decodeError, boolean hasKey,
                      boolean storeDown, StoreAnswer store, String storeError, int attempt, Throwable failure,
-                     boolean modifiedSupported, double jitterDraw) {
+                     boolean modifiedSupported, double jitterDraw, boolean conflict) {
 
     /** How far a delivery got. */
     enum Stage {
@@ -57,7 +59,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      */
     static DeliveryFacts received(boolean stopping, String decodeError, boolean hasKey, boolean storeDown) {
         return new DeliveryFacts(Stage.RECEIVED, stopping, false, decodeError, hasKey, storeDown,
-                StoreAnswer.NOT_ASKED, null, 0, null, true, 0.0);
+                StoreAnswer.NOT_ASKED, null, 0, null, true, 0.0, false);
     }
 
     /**
@@ -67,8 +69,19 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      * @return these facts plus the store's answer
      */
     DeliveryFacts claimed(StoreAnswer answer, int attempt, String error) {
+        return claimed(answer, attempt, error, false);
+    }
+
+    /**
+     * @param answer what the store answered
+     * @param attempt the claim's attempt number (0 if none)
+     * @param error the store's error, or null
+     * @param differs the store holds the key with another fingerprint
+     * @return these facts plus the store's answer
+     */
+    DeliveryFacts claimed(StoreAnswer answer, int attempt, String error, boolean differs) {
         return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, answer, error,
-                attempt, null, modifiedSupported, jitterDraw);
+                attempt, null, modifiedSupported, jitterDraw, differs);
     }
 
     /**
@@ -84,7 +97,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
             return this;
         }
         return new DeliveryFacts(stage, stoppingNow, linkGoneNow, decodeError, hasKey, storeDown, store, storeError,
-                attempt, failure, modifiedSupported, jitterDraw);
+                attempt, failure, modifiedSupported, jitterDraw, conflict);
     }
 
     /**
@@ -95,6 +108,6 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      */
     DeliveryFacts handled(Throwable thrown, boolean modified, double draw) {
         return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, store, storeError,
-                Math.max(1, attempt), thrown, modified, draw);
+                Math.max(1, attempt), thrown, modified, draw, conflict);
     }
 }

@@ -8,7 +8,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.DoubleSupplier;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.consumer.AcknowledgementMode;
-import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
@@ -42,11 +41,12 @@ final class DeliveryProcessor {
     private final boolean atMostOnce;
     private final Completions completions;
     private final StoreClaims claims;
+    private final Keys keys;
     /** A moving average of the handler's run time (ticker nanoseconds), for the intake's claim-ahead bound. */
     private volatile long handlerNanos;
 
     DeliveryProcessor(Subscription spec, ConsumerRuntime runtime, OutcomePolicy policy, Settlement settlement,
-                      Holds holds, BooleanSupplier stopping, DoubleSupplier jitter, long beatNanos) {
+                      Holds holds, BooleanSupplier stopping, DoubleSupplier jitter, long beatNanos, Keys keys) {
         this.spec = spec;
         this.name = spec.name();
         this.runtime = runtime;
@@ -59,7 +59,8 @@ final class DeliveryProcessor {
         this.beatNanos = spec.renewLeases() ? beatNanos : 0;
         this.atMostOnce = spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE;
         this.completions = new Completions(name, runtime, this);
-        this.claims = new StoreClaims(name, runtime, this.beatNanos);
+        this.claims = new StoreClaims(name, runtime, this.beatNanos, keys);
+        this.keys = keys;
     }
 
     /** The whole path for a delivery taken alone (those left in the client at shutdown). */
@@ -146,29 +147,18 @@ final class DeliveryProcessor {
         try {
             Message<?> message = d.amqp.message();
             d.message = message;
-            d.key = keyFor(message);
+            EnvelopeImpl envelope = EnvelopeImpl.of(null, spec.address(), message, 0);
+            d.key = keys.key(message, envelope);
             if (d.key != null) {
-                d.envelope = EnvelopeImpl.of(d.key, spec.address(), message, 0);
+                envelope.id(d.key);
+                d.envelope = envelope;
+                d.fingerprint = keys.fingerprint(message);
             }
         } catch (ClientException | RuntimeException e) {
             decodeError = Errors.describe(e);
             LOG.warn("Subscription '{}': a delivery cannot be decoded: {}", name, decodeError);
         }
         return DeliveryFacts.received(stopping.getAsBoolean(), decodeError, d.key != null, runtime.gate().paused());
-    }
-
-    private String keyFor(Message<?> message) throws ClientException {
-        String key = MessageKeys.fromMessageId(message.messageId());
-        if (key != null) {
-            return key;
-        }
-        MissingIdPolicy missing = spec.missingIdPolicy();
-        return switch (missing.kind()) {
-            case APPLICATION_PROPERTY -> MessageKeys.fromProperty(missing.property(),
-                    message.property(missing.property()));
-            case BODY_HASH -> MessageKeys.fromBodyBytes(BodyBytes.of(message));
-            case REJECT -> null;
-        };
     }
 
     // ------------------------------------------------------------------ handler thread
@@ -342,6 +332,10 @@ final class DeliveryProcessor {
         switch (v.reason()) {
             case POISON -> LOG.warn("Subscription '{}': rejecting {} as poison: {}", name, d.logId(), v.description());
             case INVALID_ID -> LOG.warn("Subscription '{}': rejecting {}: {}", name, d.logId(), v.description());
+            case CONFLICT -> LOG.warn("Subscription '{}': {} {} arrived with fingerprint {}, but the store holds it"
+                    + " with fingerprint {}: the same key with other content; its handler does not run", name,
+                    v.outcome() == Outcome.REJECTED ? "rejecting" : "settling as a copy:", d.logId(),
+                    LogSafe.id(d.fingerprint), LogSafe.id(d.recordedFingerprint));
             case FAILED, STORE_UNAVAILABLE -> {
                 if (atMostOnce) {
                     LOG.warn("Subscription '{}' (at-most-once): message {} is lost ({})", name, d.logId(),

@@ -17,7 +17,7 @@ final class EnvelopeImpl implements Envelope {
 
     static final String DECODE_ERROR = org.acemq.amqp.consumer.RejectionConditions.DECODE_ERROR;
 
-    private final String id;
+    private String id;
     private final Object messageId;
     private final String address;
     private final Object body;
@@ -70,6 +70,11 @@ final class EnvelopeImpl implements Envelope {
                 AmqpValues.toJdk(message.correlationId()), message.subject(), message.contentType(),
                 message.replyTo(), AmqpValues.timestamp(message.creationTime()), props, annotations,
                 message.deliveryCount(), message.firstAcquirer(), attempt);
+    }
+
+    /** Sets the key once it is known (a key function reads the envelope to find it). */
+    void id(String key) {
+        this.id = key;
     }
 
     @Override

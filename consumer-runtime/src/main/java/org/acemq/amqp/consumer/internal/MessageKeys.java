@@ -29,6 +29,15 @@ public final class MessageKeys {
      * @return the key, or null if {@code messageId} is null or an empty string
      */
     public static String fromMessageId(Object messageId) {
+        String key = typed(messageId);
+        return key == null ? null : bounded(key);
+    }
+
+    /**
+     * @param value an AMQP message-id or key value
+     * @return its typed key, not yet bounded; null if {@code value} is null or an empty string
+     */
+    static String typed(Object messageId) {
         if (messageId == null) {
             return null;
         }
@@ -52,7 +61,26 @@ public final class MessageKeys {
             // Not a legal AMQP message-id type; keep it distinct from the legal ones.
             key = "x:" + messageId.getClass().getSimpleName() + ":" + messageId;
         }
-        return bounded(key);
+        return key;
+    }
+
+    /**
+     * The store key of a typed key within a scope: {@code <escaped scope>|<key>}, with the key replaced by
+     * {@code h:<sha-256 of the key>} when the whole would be longer than {@link MessageIds#MAX_LENGTH} or the key
+     * holds a NUL character or an unpaired surrogate.
+     *
+     * @param escapedScope the scope, escaped ({@link MessageIds#escapeScope})
+     * @param key a typed key, or null
+     * @return the store key, or null if {@code key} is null
+     */
+    static String inScope(String escapedScope, String key) {
+        if (key == null) {
+            return null;
+        }
+        int room = MessageIds.MAX_LENGTH - escapedScope.length() - 1;
+        String inner = key.length() <= room && MessageIds.firstUnstorable(key) < 0 ? key
+                : "h:" + HEX.formatHex(sha256(generalisedUtf8(key)));
+        return escapedScope + MessageIds.SCOPE_SEPARATOR + inner;
     }
 
     /**

@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer.internal;
 import java.time.Duration;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RejectionConditions;
@@ -27,6 +28,7 @@ final class OutcomePolicy {
     private final Duration inProgressDelay;
     private final MissingIdPolicy missingIdPolicy;
     private final boolean failOpen;
+    private final boolean rejectConflicts;
 
     OutcomePolicy(Subscription subscription, StoreFailurePolicy storeFailurePolicy) {
         this.subscription = subscription;
@@ -37,6 +39,7 @@ final class OutcomePolicy {
         this.inProgressDelay = subscription.inProgressDelay();
         this.missingIdPolicy = subscription.missingIdPolicy();
         this.failOpen = storeFailurePolicy == StoreFailurePolicy.FAIL_OPEN;
+        this.rejectConflicts = subscription.fingerprint().conflictAction() == Fingerprint.Action.REJECT;
     }
 
     /**
@@ -78,6 +81,18 @@ final class OutcomePolicy {
             // claimed, not started (it waited for a handler thread): it goes back uncounted, its claim released. On a
             // dead link nothing can be sent: the settlement reports it abandoned and the broker redelivers it.
             return Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN);
+        }
+        if (f.conflict()) {
+            // the same key with other content: never run, never silently taken for a duplicate
+            if (rejectConflicts) {
+                return Verdict.reject(SettleReason.CONFLICT, RejectionConditions.FINGERPRINT_CONFLICT,
+                        "the idempotency store holds this message's key with a different fingerprint (the same key"
+                                + " with other content)");
+            }
+            if (f.store() == DeliveryFacts.StoreAnswer.IN_PROGRESS && !atMostOnce) {
+                return Verdict.later(Outcome.RELEASED, SettleReason.CONFLICT, inProgressDelay);
+            }
+            return Verdict.settle(Outcome.ACCEPTED, SettleReason.CONFLICT);
         }
         return switch (f.store()) {
             case CLAIMED -> !atMostOnce && f.attempt() > maxAttempts

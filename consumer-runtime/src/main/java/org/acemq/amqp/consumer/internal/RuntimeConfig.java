@@ -14,11 +14,12 @@ import org.acemq.amqp.consumer.Ticker;
  * Everything {@link ConsumerRuntime} needs, validated by the public builder.
  *
  * @param scheduler the application's scheduler, or null for the runtime's own
+ * @param scopePrefix the prefix of every derived subscription scope, or null for none
  */
 public record RuntimeConfig(String name, ConnectionSettings connection, IdempotencyStore store,
                             List<Subscription> subscriptions, ConsumerObserver observer,
                             StoreFailurePolicy storeFailurePolicy, Duration shutdownTimeout,
                             Duration creditCheckInterval, Duration confirmTimeout, Duration storeRetryDelay,
                             Duration maxStoreRetryDelay, int maxInFlightPerConnection, boolean failFastStart,
-                            Ticker ticker, Scheduler scheduler) {
+                            Ticker ticker, Scheduler scheduler, String scopePrefix) {
 }

@@ -50,6 +50,15 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
+    public void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
+        try {
+            delegate.conflict(subscription, messageKey, recordedFingerprint, fingerprint);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void abandoned(String subscription) {
         try {
             delegate.abandoned(subscription);

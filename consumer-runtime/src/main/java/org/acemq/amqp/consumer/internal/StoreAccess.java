@@ -57,12 +57,21 @@ final class StoreAccess {
      * @throws RuntimeException if the store fails (down, as far as this call can tell)
      */
     Claim acquire(String key) {
+        return acquire(key, null);
+    }
+
+    /**
+     * @param fingerprint the content's fingerprint, or null (recorded by a store that records fingerprints)
+     * @throws org.acemq.amqp.api.InvalidMessageIdException if the store refuses this key (the message's fact)
+     * @throws RuntimeException if the store fails (down, as far as this call can tell)
+     */
+    Claim acquire(String key, String fingerprint) {
         long start = start();
         boolean ok = false;
         try {
             Claim claim;
             if (leased != null) {
-                claim = leased.acquire(key);
+                claim = fingerprint == null ? leased.acquire(key) : leased.acquire(key, fingerprint);
             } else {
                 ClaimResult result = store.tryClaim(key);
                 int attempt = result == ClaimResult.CLAIMED ? localAttempts.merge(key, 1, Integer::sum)
@@ -97,6 +106,26 @@ final class StoreAccess {
         boolean ok = false;
         try {
             List<Claim> claims = leased.acquireAll(keys);
+            ok = true;
+            return claims;
+        } finally {
+            done(StoreOperation.CLAIM, start, ok);
+        }
+    }
+
+    /**
+     * As {@link #acquireAll(List)}, recording one fingerprint per key where the store records fingerprints.
+     *
+     * @param fingerprints one fingerprint (or null) per key
+     */
+    List<Claim> acquireAll(List<String> keys, List<String> fingerprints) {
+        if (keys.size() == 1) {
+            return List.of(acquire(keys.get(0), fingerprints.get(0)));
+        }
+        long start = start();
+        boolean ok = false;
+        try {
+            List<Claim> claims = leased.acquireAll(keys, fingerprints);
             ok = true;
             return claims;
         } finally {

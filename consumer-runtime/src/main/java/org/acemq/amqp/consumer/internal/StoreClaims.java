@@ -17,15 +17,18 @@ final class StoreClaims {
     private final ConsumerRuntime runtime;
     private final SafeObserver observer;
     private final long beatNanos;
+    private final boolean fingerprints;
 
     /**
      * @param beatNanos the lease renewal period, 0 if leases are not renewed
+     * @param keys the subscription's keys (whether fingerprints are computed)
      */
-    StoreClaims(String name, ConsumerRuntime runtime, long beatNanos) {
+    StoreClaims(String name, ConsumerRuntime runtime, long beatNanos, Keys keys) {
         this.name = name;
         this.runtime = runtime;
         this.observer = runtime.observer();
         this.beatNanos = beatNanos;
+        this.fingerprints = keys.fingerprints();
     }
 
     /**
@@ -64,11 +67,12 @@ final class StoreClaims {
     /** @return the store's answers for the first of {@code ds} (a plain store is asked key by key) or for all */
     private List<Claim> ask(List<Delivery> ds) {
         if (runtime.store().batches()) {
-            return runtime.store().acquireAll(keys(ds));
+            return fingerprints ? runtime.store().acquireAll(keys(ds), fingerprints(ds))
+                    : runtime.store().acquireAll(keys(ds));
         }
         String key = ds.get(0).key;
         try {
-            return List.of(runtime.store().acquire(key));
+            return List.of(runtime.store().acquire(key, ds.get(0).fingerprint));
         } catch (InvalidMessageIdException e) {
             throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
         }
@@ -107,6 +111,14 @@ final class StoreClaims {
         return keys;
     }
 
+    private static List<String> fingerprints(List<Delivery> ds) {
+        List<String> fps = new ArrayList<>(ds.size());
+        for (Delivery d : ds) {
+            fps.add(d.fingerprint);
+        }
+        return fps;
+    }
+
     private void answered(Delivery d, Claim claim, long now) {
         StoreAnswer answer = switch (claim.result()) {
             case CLAIMED -> StoreAnswer.CLAIMED;
@@ -124,6 +136,12 @@ final class StoreClaims {
             d.nextBeatNanos = beatNanos > 0 ? now + beatNanos : 0;
             d.envelope.attempt(claim.attempt());
         }
-        d.facts = d.facts.claimed(answer, claim.attempt(), null);
+        boolean conflict = !claim.claimed() && d.fingerprint != null && claim.fingerprint() != null
+                && !d.fingerprint.equals(claim.fingerprint());
+        if (conflict) {
+            d.recordedFingerprint = claim.fingerprint();
+            observer.conflict(name, d.key, claim.fingerprint(), d.fingerprint);
+        }
+        d.facts = d.facts.claimed(answer, claim.attempt(), null, conflict);
     }
 }

@@ -62,7 +62,7 @@ final class Subscriber {
         };
         DeliveryProcessor processor = new DeliveryProcessor(spec, runtime,
                 new OutcomePolicy(spec, runtime.config().storeFailurePolicy()), settlement, holds, () -> stopping,
-                runtime.jitter(), runtime.leasePeriodNanos());
+                runtime.jitter(), runtime.leasePeriodNanos(), new Keys(spec, runtime.config().scopePrefix()));
         this.threads = new HandlerThreads(this, processor, runtime.ticker(),
                 spec.renewLeases() ? runtime.leasePeriodNanos() : 0);
     }

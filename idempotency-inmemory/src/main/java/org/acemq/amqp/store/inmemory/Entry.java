@@ -4,7 +4,8 @@ package org.acemq.amqp.store.inmemory;
  * What the store remembers about one identifier: immutable, so a map update is a single reference swap and a
  * conditional {@code remove(key, entry)} removes exactly the version that was inspected.
  *
- * <p>24 bytes with compressed oops (12-byte header, the int, the long): state, owner and attempt share one int.
+ * <p>32 bytes with compressed oops (12-byte header, the int, the reference, the long, padded): state, owner and
+ * attempt share one int; the fingerprint is the caller's string (null when none was given).
  */
 final class Entry {
 
@@ -26,21 +27,25 @@ final class Entry {
     /** state (2 bits) | owner index (10 bits, 0 when not claimed) | attempt count (20 bits). */
     private final int bits;
 
-    private Entry(int state, int owner, int attempt, long deadline) {
+    /** The fingerprint recorded by the claim that made this entry (kept through renewal and confirmation), or null. */
+    final String fingerprint;
+
+    private Entry(int state, int owner, int attempt, long deadline, String fingerprint) {
         this.bits = state << (OWNER_BITS + ATTEMPT_BITS) | owner << ATTEMPT_BITS | attempt;
         this.deadline = deadline;
+        this.fingerprint = fingerprint;
     }
 
-    static Entry claimed(int owner, int attempt, long leaseEnd) {
-        return new Entry(CLAIMED, owner, attempt, leaseEnd);
+    static Entry claimed(int owner, int attempt, long leaseEnd, String fingerprint) {
+        return new Entry(CLAIMED, owner, attempt, leaseEnd, fingerprint);
     }
 
-    static Entry released(int attempt, long forgetAt) {
-        return new Entry(RELEASED, 0, attempt, forgetAt);
+    static Entry released(int attempt, long forgetAt, String fingerprint) {
+        return new Entry(RELEASED, 0, attempt, forgetAt, fingerprint);
     }
 
-    static Entry confirmed(int attempt, long forgetAt) {
-        return new Entry(CONFIRMED, 0, attempt, forgetAt);
+    static Entry confirmed(int attempt, long forgetAt, String fingerprint) {
+        return new Entry(CONFIRMED, 0, attempt, forgetAt, fingerprint);
     }
 
     /** The attempt after {@code attempt}; saturates (see the class Javadoc of the store). */

@@ -240,23 +240,36 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
 
     @Override
     public Claim acquire(String messageId) {
+        return acquire(messageId, null);
+    }
+
+    /** {@inheritDoc} Here: recorded with the claim's entry, in the same atomic step. */
+    @Override
+    public Claim acquire(String messageId, String fingerprint) {
         MessageIds.requireValid(messageId);
+        MessageIds.requireValidFingerprint(fingerprint);
         long now = state.now();
         state.beforeInsert(messageId, now);
-        return acquireValid(messageId, now, null);
+        return acquireValid(messageId, fingerprint, now, null);
+    }
+
+    /** @return {@code true}: fingerprints are kept with each entry */
+    @Override
+    public boolean recordsFingerprints() {
+        return true;
     }
 
     /**
      * One atomic acquire of a valid id: a new id is one {@code putIfAbsent}; an id the store knows goes through a
      * compute step that decides on the current entry. {@code step} may be reused across calls of one thread.
      */
-    private Claim acquireValid(String messageId, long now, Acquisition step) {
-        if (state.entries.putIfAbsent(messageId, Entry.claimed(ownerIndex, 1, leaseEnd(now))) == null) {
-            return new Claim(messageId, ClaimResult.CLAIMED, 1);
+    private Claim acquireValid(String messageId, String fingerprint, long now, Acquisition step) {
+        if (state.entries.putIfAbsent(messageId, Entry.claimed(ownerIndex, 1, leaseEnd(now), fingerprint)) == null) {
+            return new Claim(messageId, ClaimResult.CLAIMED, 1, fingerprint);
         }
-        Acquisition acquisition = step != null ? step.at(now) : new Acquisition(now);
+        Acquisition acquisition = step != null ? step.at(now, fingerprint) : new Acquisition(now, fingerprint);
         state.entries.compute(messageId, acquisition);
-        return new Claim(messageId, acquisition.result, acquisition.attempt);
+        return new Claim(messageId, acquisition.result, acquisition.attempt, acquisition.held);
     }
 
     /**
@@ -268,9 +281,22 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
      */
     @Override
     public List<Claim> acquireAll(List<String> messageIds) {
+        return acquireAll(messageIds, null);
+    }
+
+    /** {@inheritDoc} Here: as {@link #acquireAll(List)}, each fingerprint recorded in its identifier's step. */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
         int n = messageIds.size();
+        if (fingerprints != null && fingerprints.size() != n) {
+            throw new IllegalArgumentException("one fingerprint per identifier: " + n + " identifiers, "
+                    + fingerprints.size() + " fingerprints");
+        }
         for (int i = 0; i < n; i++) {
             MessageIds.requireValid(messageIds.get(i));
+            if (fingerprints != null) {
+                MessageIds.requireValidFingerprint(fingerprints.get(i));
+            }
         }
         if (n == 0) {
             return List.of();
@@ -278,9 +304,9 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         long now = state.now();
         state.beforeInsert(n, messageIds::get, now);
         Claim[] claims = new Claim[n];
-        Acquisition step = new Acquisition(now);
+        Acquisition step = new Acquisition(now, null);
         for (int i = 0; i < n; i++) {
-            claims[i] = acquireValid(messageIds.get(i), now, step);
+            claims[i] = acquireValid(messageIds.get(i), fingerprints == null ? null : fingerprints.get(i), now, step);
         }
         return Arrays.asList(claims);
     }
@@ -292,7 +318,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         LeaseStep step = new LeaseStep(now, attempt) {
             @Override
             Entry onHeld(Entry entry) {
-                return Entry.claimed(ownerIndex, attempt, leaseEnd(now));
+                return Entry.claimed(ownerIndex, attempt, leaseEnd(now), entry.fingerprint);
             }
         };
         state.entries.computeIfPresent(claim.messageId(), step);
@@ -466,13 +492,15 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private Entry confirmed(Entry previous, long now) {
-        return Entry.confirmed(previous == null ? 0 : previous.attempt(), SharedState.plus(now, state.retentionMillis));
+        return Entry.confirmed(previous == null ? 0 : previous.attempt(), SharedState.plus(now, state.retentionMillis),
+                previous == null ? null : previous.fingerprint);
     }
 
     private Entry released(Entry claimed, long now) {
         // a lapsed lease has been idle since it ended, so its attempt count is kept no longer than that would be
         long idleSince = Math.min(now, claimed.deadline);
-        return Entry.released(claimed.attempt(), SharedState.plus(idleSince, state.retentionMillis));
+        return Entry.released(claimed.attempt(), SharedState.plus(idleSince, state.retentionMillis),
+                claimed.fingerprint);
     }
 
     private static int requireLease(Claim claim) {
@@ -495,18 +523,24 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     /** One atomic acquire: decides the result inside the map's compute step and reports it. */
     private final class Acquisition implements BiFunction<String, Entry, Entry> {
         private long now;
+        private String fingerprint;
         ClaimResult result;
         int attempt;
+        /** The fingerprint the entry holds after the step. */
+        String held;
 
-        Acquisition(long now) {
+        Acquisition(long now, String fingerprint) {
             this.now = now;
+            this.fingerprint = fingerprint;
         }
 
         /** @return this step, ready for another compute at {@code time} (the caller's thread only) */
-        Acquisition at(long time) {
+        Acquisition at(long time, String print) {
             this.now = time;
+            this.fingerprint = print;
             this.result = null;
             this.attempt = 0;
+            this.held = null;
             return this;
         }
 
@@ -518,11 +552,13 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
             if (entry.isConfirmed()) {
                 result = ClaimResult.ALREADY_CONFIRMED;
                 attempt = entry.attempt();
+                held = entry.fingerprint;
                 return entry;
             }
             if (entry.isLiveClaim(now)) {
                 result = ClaimResult.IN_PROGRESS;
                 attempt = entry.attempt();
+                held = entry.fingerprint;
                 return entry;
             }
             return grant(Entry.next(entry.attempt())); // released, or a lapsed lease taken over
@@ -531,7 +567,8 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         private Entry grant(int attemptNumber) {
             result = IdempotencyStore.ClaimResult.CLAIMED;
             attempt = attemptNumber;
-            return Entry.claimed(ownerIndex, attemptNumber, leaseEnd(now));
+            held = fingerprint;
+            return Entry.claimed(ownerIndex, attemptNumber, leaseEnd(now), fingerprint);
         }
     }
 
