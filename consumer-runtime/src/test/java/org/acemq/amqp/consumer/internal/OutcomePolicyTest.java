@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.ProjectFiles;
@@ -55,6 +56,12 @@ class OutcomePolicyTest {
                 .build(), store);
     }
 
+    private static OutcomePolicy rejecting() {
+        return new OutcomePolicy(Subscription.builder("orders", e -> { })
+                .fingerprint(Fingerprint.body().onConflict(Fingerprint.Action.REJECT)).build(),
+                StoreFailurePolicy.FAIL_CLOSED);
+    }
+
     private static DeliveryFacts fresh() {
         return DeliveryFacts.received(false, null, true, false);
     }
@@ -82,6 +89,17 @@ class OutcomePolicyTest {
                 row("store says `IN_PROGRESS` (another owner holds a live claim)",
                         p -> p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null)),
                         Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS, Duration.ofMillis(700))),
+                new Row("store holds the key with another fingerprint (a copy that differs; default `Fingerprint.body()`)",
+                        List.of(
+                                p -> p.decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null, true)),
+                                p -> p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null, true))),
+                        List.of(Verdict.settle(Outcome.ACCEPTED, SettleReason.CONFLICT),
+                                Verdict.later(Outcome.RELEASED, SettleReason.CONFLICT, Duration.ofMillis(700)))),
+                new Row("store holds the key with another fingerprint, and the subscription rejects conflicts", List.of(
+                        p -> rejecting().decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null, true)),
+                        p -> rejecting().decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null, true))),
+                        List.of(rejected(SettleReason.CONFLICT, "acemq:fingerprint-conflict"),
+                                rejected(SettleReason.CONFLICT, "acemq:fingerprint-conflict"))),
                 new Row("handler threw `PermanentMessageException` or a type declared permanent", List.of(
                         p -> p.decide(claimed(1).handled(new PermanentMessageException("no"), true, 0.3)),
                         p -> p.decide(claimed(1).handled(new IllegalArgumentException("bad"), true, 0.3))),
