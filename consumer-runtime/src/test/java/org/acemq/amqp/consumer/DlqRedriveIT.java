@@ -64,7 +64,7 @@ class DlqRedriveIT extends ArtemisTestBase {
         E2e.Effects effects = new E2e.Effects();
         MessageHandler handler = envelope -> {
             runs.incrementAndGet();
-            if (envelope.id().equals("s:poison-1") && !fixed.get()) {
+            if (envelope.id().equals(QUEUE + "|s:poison-1") && !fixed.get()) {
                 throw new IllegalStateException("bug: cannot parse the order");
             }
             effects.record(envelope.id());
@@ -75,11 +75,11 @@ class DlqRedriveIT extends ArtemisTestBase {
         // 1. the poison message is dead-lettered after maxAttempts handler runs
         try (AmqpConsumer consumer = consumer("before-fix", store, handler)) {
             eventually().until(() -> broker.messageCount(dlq) == 1 && broker.messageCount(QUEUE) == 0);
-            eventually().until(() -> effects.of("s:fine-1") == 1);
+            eventually().until(() -> effects.of(QUEUE + "|s:fine-1") == 1);
         }
         assertThat(runs).hasValue(MAX_ATTEMPTS + 1);
-        assertThat(store.attempts("s:poison-1")).isEqualTo(MAX_ATTEMPTS);
-        assertThat(store.isConfirmed("s:poison-1")).isFalse();
+        assertThat(store.attempts(QUEUE + "|s:poison-1")).isEqualTo(MAX_ATTEMPTS);
+        assertThat(store.isConfirmed(QUEUE + "|s:poison-1")).isFalse();
 
         // 2. the bug is fixed and deployed; a re-drive without the reset is rejected again, without a handler run
         fixed.set(true);
@@ -87,29 +87,29 @@ class DlqRedriveIT extends ArtemisTestBase {
             assertThat(retryDeadLetters(dlq)).isEqualTo(1);
             eventually().until(() -> broker.messageCount(dlq) == 1 && broker.messageCount(QUEUE) == 0);
             assertThat(runs).as("attempts used up: rejected without running the handler").hasValue(MAX_ATTEMPTS + 1);
-            assertThat(effects.of("s:poison-1")).isZero();
+            assertThat(effects.of(QUEUE + "|s:poison-1")).isZero();
 
             // 3. the operator resets the key's attempts with the command-line tool, then retries the DLQ
-            ToolRun reset = resetAttempts("s:poison-1");
+            ToolRun reset = resetAttempts(QUEUE + "|s:poison-1");
             assertThat(reset.status()).as(reset.output()).isZero();
             assertThat(reset.output()).contains("s:poison-1: reset (attempts were ");
             assertThat(retryDeadLetters(dlq)).isEqualTo(1);
 
-            eventually().until(() -> effects.of("s:poison-1") == 1);
+            eventually().until(() -> effects.of(QUEUE + "|s:poison-1") == 1);
             eventually().until(() -> broker.messageCount(QUEUE) == 0 && broker.messageCount(dlq) == 0
-                    && store.isConfirmed("s:poison-1"));
+                    && store.isConfirmed(QUEUE + "|s:poison-1"));
         }
-        assertThat(effects.of("s:poison-1")).as("processed exactly once").isEqualTo(1);
+        assertThat(effects.of(QUEUE + "|s:poison-1")).as("processed exactly once").isEqualTo(1);
         assertThat(effects.repeated()).isEmpty();
         assertThat(runs).hasValue(MAX_ATTEMPTS + 2);
-        assertThat(store.attempts("s:poison-1")).as("the re-driven run was attempt 1").isEqualTo(1);
+        assertThat(store.attempts(QUEUE + "|s:poison-1")).as("the re-driven run was attempt 1").isEqualTo(1);
 
         // a later copy (a publisher retry, a second re-drive) is a duplicate
         client.send(QUEUE, AmqpTestClient.message("poison-1", "order that hits the bug"));
         try (AmqpConsumer consumer = consumer("duplicate", store, handler)) {
             eventually().until(() -> broker.messageCount(QUEUE) == 0 && broker.deliveringCount(QUEUE) == 0);
         }
-        assertThat(effects.of("s:poison-1")).isEqualTo(1);
+        assertThat(effects.of(QUEUE + "|s:poison-1")).isEqualTo(1);
         assertThat(broker.messageCount(dlq)).isZero();
     }
 

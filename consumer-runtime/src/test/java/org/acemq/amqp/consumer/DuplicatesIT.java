@@ -68,8 +68,8 @@ class DuplicatesIT extends ArtemisTestBase {
             assertThat(observer.settled).filteredOn(s -> s.reason() == SettleReason.IN_PROGRESS)
                     .allSatisfy(s -> assertThat(s.outcome()).isEqualTo(Outcome.RELEASED));
             assertThat(observer.abandoned).hasValue(0);
-            assertThat(store.isConfirmed("s:order-0")).isTrue();
-            assertThat(store.isConfirmed("s:order-" + (unique - 1))).isTrue();
+            assertThat(store.isConfirmed(q + "|s:order-0")).isTrue();
+            assertThat(store.isConfirmed(q + "|s:order-" + (unique - 1))).isTrue();
         }
         assertThat(broker.messageCount(q)).isZero();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();

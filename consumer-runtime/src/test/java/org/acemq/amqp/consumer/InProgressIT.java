@@ -84,13 +84,13 @@ class InProgressIT extends ArtemisTestBase {
                 await().until(() -> broker.messageCount(q) == 0);
             }
         }
-        assertThat(effects.of("s:payment-1")).as("effects of payment-1").isEqualTo(1);
+        assertThat(effects.of(q + "|s:payment-1")).as("effects of payment-1").isEqualTo(1);
         assertThat(effects.total()).isEqualTo(1);
         assertThat(runsOnB).hasValue(0);
         assertThat(observerB.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isZero();
         assertThat(observerB.settled).filteredOn(s -> s.outcome() == Outcome.ACCEPTED)
                 .allSatisfy(s -> assertThat(s.reason()).isEqualTo(SettleReason.DUPLICATE));
-        assertThat(storeA.isConfirmed("s:payment-1")).isTrue();
+        assertThat(storeA.isConfirmed(q + "|s:payment-1")).isTrue();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();
     }
 }

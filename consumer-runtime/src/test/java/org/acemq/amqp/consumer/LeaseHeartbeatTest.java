@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Timeout;
 class LeaseHeartbeatTest {
 
     static final Duration LEASE = Duration.ofSeconds(30);
-    static final String KEY = "s:long-1";
+    static final String KEY = "orders|s:long-1";
 
     MutableClock clock;
     InMemoryIdempotencyStore store;

@@ -46,6 +46,17 @@ final class RecordingObserver implements ConsumerObserver {
         }
     }
 
+    /** A conflict event: key, the fingerprint the store holds, the copy's. */
+    record Conflict(String key, String recorded, String fingerprint) {
+    }
+
+    final List<Conflict> conflicts = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
+        conflicts.add(new Conflict(messageKey, recordedFingerprint, fingerprint));
+    }
+
     @Override
     public void abandoned(String subscription) {
         abandoned.incrementAndGet();

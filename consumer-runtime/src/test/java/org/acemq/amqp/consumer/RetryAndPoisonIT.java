@@ -60,7 +60,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
         // modified(delivery-failed=true): the broker counted each failed attempt in the header delivery-count.
         assertThat(deliveryCounts).containsExactly(0L, 1L, 2L);
         assertThat(attempts).containsExactly(1, 2, 3);
-        assertThat(effects.of("s:flaky-1")).isEqualTo(1);
+        assertThat(effects.of(q + "|s:flaky-1")).isEqualTo(1);
         assertThat(observer.count(Outcome.MODIFIED, SettleReason.FAILED)).isEqualTo(2);
         assertThat(observer.settled).hasSize(3);
         assertThat(broker.messageCount(dlq(q))).isZero();
@@ -76,7 +76,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
         client.send(q, AmqpTestClient.message("poison-1", "always fails"), AmqpTestClient.message("fine-1", "ok"));
         try (AmqpConsumer consumer = E2e.consumer(broker, "poison").store(store).observer(observer)
                 .subscribe(subscription(q, e -> {
-                    if (e.id().equals("s:poison-1")) {
+                    if (e.id().equals(q + "|s:poison-1")) {
                         runs.incrementAndGet();
                         deliveryCounts.add(e.deliveryCount());
                         throw new IllegalArgumentException("cannot parse");
@@ -90,11 +90,11 @@ class RetryAndPoisonIT extends ArtemisTestBase {
             assertThat(observer.count(Outcome.MODIFIED, SettleReason.FAILED)).isEqualTo(MAX_ATTEMPTS - 1);
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
             // the observer learns which message each settlement was for, whichever thread settled it
-            assertThat(observer.keys(Outcome.REJECTED, SettleReason.POISON)).containsExactly("s:poison-1");
-            assertThat(observer.keys(Outcome.ACCEPTED, SettleReason.PROCESSED)).containsExactly("s:fine-1");
+            assertThat(observer.keys(Outcome.REJECTED, SettleReason.POISON)).containsExactly(q + "|s:poison-1");
+            assertThat(observer.keys(Outcome.ACCEPTED, SettleReason.PROCESSED)).containsExactly(q + "|s:fine-1");
             // The claim was released, not confirmed: an operator may re-drive the message after a fix.
-            assertThat(store.isConfirmed("s:poison-1")).isFalse();
-            assertThat(store.attempts("s:poison-1")).isEqualTo(MAX_ATTEMPTS);
+            assertThat(store.isConfirmed(q + "|s:poison-1")).isFalse();
+            assertThat(store.attempts(q + "|s:poison-1")).isEqualTo(MAX_ATTEMPTS);
         }
         List<ReceivedMessage> dead = client.drain(dlq(q));
         assertThat(dead).extracting(ReceivedMessage::messageId).containsExactly("poison-1");
@@ -133,11 +133,11 @@ class RetryAndPoisonIT extends ArtemisTestBase {
         // a crash does not reliably bump the broker's delivery-count, the store's attempt count survives.
         InMemoryIdempotencyStore crashed = store.newPeer();
         for (int i = 0; i < MAX_ATTEMPTS; i++) {
-            Claim claim = crashed.acquire("s:crasher-1");
+            Claim claim = crashed.acquire(q + "|s:crasher-1");
             assertThat(claim.claimed()).isTrue();
             assertThat(crashed.release(claim)).isTrue();
         }
-        assertThat(store.attempts("s:crasher-1")).isEqualTo(MAX_ATTEMPTS);
+        assertThat(store.attempts(q + "|s:crasher-1")).isEqualTo(MAX_ATTEMPTS);
 
         AtomicInteger runs = new AtomicInteger();
         RecordingObserver observer = new RecordingObserver();
@@ -150,7 +150,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
         }
         assertThat(runs).as("handler runs").hasValue(0);
         assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED);
-        assertThat(store.isConfirmed("s:crasher-1")).isFalse();
+        assertThat(store.isConfirmed(q + "|s:crasher-1")).isFalse();
         assertThat(client.drain(dlq(q))).extracting(ReceivedMessage::messageId).containsExactly("crasher-1");
     }
 }

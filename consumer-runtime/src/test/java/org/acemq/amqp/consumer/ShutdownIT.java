@@ -127,7 +127,7 @@ class ShutdownIT extends ArtemisTestBase {
         assertThat(consumer.health().state()).isEqualTo(ConsumerHealth.State.STOPPED);
         // The connection is gone; the unsettled delivery went back to the queue.
         await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == 1);
-        assertThat(store.isConfirmed("s:stuck-1")).isFalse();
+        assertThat(store.isConfirmed(q + "|s:stuck-1")).isFalse();
 
         RecordingObserver second = new RecordingObserver();
         AtomicInteger runsOnSecond = new AtomicInteger();
@@ -147,13 +147,13 @@ class ShutdownIT extends ArtemisTestBase {
             // The stuck handler completes: its claim is confirmed (its own delivery can no longer be settled,
             // the link is closed), and the copy circulating on the next consumer is absorbed as a duplicate.
             release.countDown();
-            await().until(() -> store.isConfirmed("s:stuck-1"));
+            await().until(() -> store.isConfirmed(q + "|s:stuck-1"));
             await().until(() -> first.abandoned.get() == 1);
             await().until(() -> second.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1);
             await().until(() -> broker.messageCount(q) == 0);
         }
         assertThat(runsOnSecond).hasValue(0);
-        assertThat(effects.of("s:stuck-1")).isEqualTo(1);
+        assertThat(effects.of(q + "|s:stuck-1")).isEqualTo(1);
         assertThat(first.settled).isEmpty();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();
     }

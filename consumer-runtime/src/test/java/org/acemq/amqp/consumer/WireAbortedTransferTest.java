@@ -78,11 +78,11 @@ class WireAbortedTransferTest {
         assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED);
         assertThat(observer.settled).containsExactly(
                 new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
-        for (String key : List.of("s:aborted-1", "s:aborted-3")) {
+        for (String key : List.of("orders|s:aborted-1", "orders|s:aborted-3")) {
             assertThat(store.attempts(key)).as("claims of %s", key).isZero();
             assertThat(store.isConfirmed(key)).as("%s confirmed", key).isFalse();
         }
-        assertThat(store.isConfirmed("s:order-1")).isTrue();
+        assertThat(store.isConfirmed("orders|s:order-1")).isTrue();
     }
 
     /**

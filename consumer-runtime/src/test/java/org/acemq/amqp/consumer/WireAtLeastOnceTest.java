@@ -53,7 +53,7 @@ class WireAtLeastOnceTest {
                     .withMessageFormat(0).withPayload(encoded("order-1", "first")).queue();
             peer.expectDisposition().withSettled(true).withState().accepted();
             peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
-                    .withMessageFormat(0).withPayload(encoded("order-1", "copy")).queue();
+                    .withMessageFormat(0).withPayload(encoded("order-1", "first")).queue();
             peer.expectDisposition().withSettled(true).withState().accepted();
             peer.start();
 
@@ -65,7 +65,7 @@ class WireAtLeastOnceTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 2);
                 assertThat(handled).containsExactly("first");
-                assertThat(store.isConfirmed("s:order-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:order-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
                 ScriptedPeer.expectGracefulClose(peer, 2, 99);

@@ -91,7 +91,7 @@ class WireAtMostOnceTest {
             peer.expectAttach().ofReceiver().withSenderSettleModeSettled().respond();
             peer.expectFlow().withLinkCredit(BUDGET);
             transfer(peer, 0, "evt-1", "original", true);
-            transfer(peer, 1, "evt-1", "copy", true);
+            transfer(peer, 1, "evt-1", "original", true);
             peer.start();
 
             try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
@@ -101,7 +101,7 @@ class WireAtMostOnceTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 2);
                 assertThat(handled).containsExactly("original");
-                assertThat(store.isConfirmed("s:evt-1")).isTrue();
+                assertThat(store.isConfirmed("events|s:evt-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
                 assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED, ClaimStatus.ALREADY_CONFIRMED);
@@ -141,7 +141,7 @@ class WireAtMostOnceTest {
                 assertThat(observer.settled).containsExactly(
                         new RecordingObserver.Settled("events", Outcome.ACCEPTED, SettleReason.FAILED));
                 assertThat(observer.abandoned).hasValue(0);
-                assertThat(store.isConfirmed("s:evt-9")).isFalse();
+                assertThat(store.isConfirmed("events|s:evt-9")).isFalse();
                 ScriptedPeer.expectGracefulClose(peer, 1, BUDGET - 1);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);

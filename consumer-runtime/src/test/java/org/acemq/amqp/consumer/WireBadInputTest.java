@@ -25,51 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * outcome, and the handler runs exactly once for every message it can run for.
  */
 @Timeout(30)
-class WireBadInputTest {
-
-    final List<Envelope> handled = new CopyOnWriteArrayList<>();
-    final RecordingObserver observer = new RecordingObserver();
-    final InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
-
-    /** Sends {@code payloads} one after the other; {@code expectations} scripts one disposition per payload. */
-    void run(Subscription.Builder subscription, List<byte[]> payloads, Consumer<ProtonTestServer> expectations)
-            throws Exception {
-        try (ProtonTestServer peer = new ProtonTestServer()) {
-            expectConnectAndBegin(peer);
-            peer.expectAttach().ofReceiver().respond();
-            peer.expectFlow().withLinkCredit(101);
-            for (int i = 0; i < payloads.size(); i++) {
-                peer.remoteTransfer().withDeliveryId(i).withDeliveryTag(new byte[] {(byte) i}).withMore(false)
-                        .withMessageFormat(0).withPayload(payloads.get(i)).queue();
-            }
-            expectations.accept(peer);
-            peer.start();
-            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
-                    .observer(observer)
-                    .subscribe(subscription.build())
-                    .start()) {
-                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == payloads.size());
-                ScriptedPeer.expectGracefulClose(peer, payloads.size(), 101 - payloads.size());
-            }
-            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-        }
-    }
-
-    Subscription.Builder orders() {
-        return Subscription.builder("orders", handled::add);
-    }
-
-    static byte[] withProperty(Object messageId, String property, Object value) throws Exception {
-        Message<String> message = Message.create("body").property(property, value);
-        if (messageId != null) {
-            message.messageId(messageId);
-        }
-        ProtonBuffer buffer = message.toAdvancedMessage().encode(null);
-        byte[] bytes = new byte[buffer.getReadableBytes()];
-        buffer.readBytes(bytes, 0, bytes.length);
-        return bytes;
-    }
+class WireBadInputTest extends WireRunTest {
 
     @Test
     void aMessageWithoutAMessageIdIsRejectedAsMissingIdAndNothingIsClaimed() throws Exception {
@@ -88,20 +44,20 @@ class WireBadInputTest {
                     peer.expectDisposition().withSettled(true).withState().accepted();
                 });
         assertThat(handled).hasSize(1);
-        assertThat(handled.get(0).id()).isEqualTo("p:orderId=s:o-7");
+        assertThat(handled.get(0).id()).isEqualTo("orders|p:orderId=s:o-7");
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
     }
 
     @Test
     void anOverLongMessageIdIsHashedToAFixedLengthKeyProcessedOnceAndItsDuplicateAbsorbed() throws Exception {
         String longId = "order-" + "x".repeat(600);
-        run(orders(), List.of(encoded(longId, "first"), encoded(longId, "copy")), peer -> {
+        run(orders(), List.of(encoded(longId, "first"), encoded(longId, "first")), peer -> {
             peer.expectDisposition().withSettled(true).withState().accepted();
             peer.expectDisposition().withSettled(true).withState().accepted();
         });
         assertThat(handled).hasSize(1);
         Envelope envelope = handled.get(0);
-        assertThat(envelope.id()).matches("h:[0-9a-f]{64}");
+        assertThat(envelope.id()).matches("orders\\|h:[0-9a-f]{64}");
         assertThat(envelope.messageId()).as("the handler still sees the whole id").isEqualTo(longId);
         assertThat(store.isConfirmed(envelope.id())).isTrue();
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
@@ -114,7 +70,7 @@ class WireBadInputTest {
             peer.expectDisposition().withSettled(true).withState().accepted();
             peer.expectDisposition().withSettled(true).withState().accepted();
         });
-        assertThat(handled).extracting(Envelope::id).containsExactly("b:0102ff", "s:0102ff");
+        assertThat(handled).extracting(Envelope::id).containsExactly("orders|b:0102ff", "orders|s:0102ff");
         assertThat((byte[]) handled.get(0).messageId()).containsExactly(bytes);
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
     }
@@ -129,7 +85,7 @@ class WireBadInputTest {
             peer.expectDisposition().withSettled(true).withState().accepted();
         });
         assertThat(observer.count(Outcome.REJECTED, SettleReason.UNDECODABLE)).isEqualTo(1);
-        assertThat(handled).as("the next message is unaffected").extracting(Envelope::id).containsExactly("s:after");
+        assertThat(handled).as("the next message is unaffected").extracting(Envelope::id).containsExactly("orders|s:after");
         assertThat(observer.claims).as("only the good message was claimed").hasSize(1);
     }
 
@@ -139,9 +95,9 @@ class WireBadInputTest {
                 List.of(encoded("typed", "a string, not a map")), peer -> peer.expectDisposition()
                         .withSettled(true).withState().rejected("amqp:decode-error", Matchers.notNullValue()));
         assertThat(observer.count(Outcome.REJECTED, SettleReason.PERMANENT)).isEqualTo(1);
-        assertThat(store.isConfirmed("s:typed")).isFalse();
-        assertThat(store.attempts("s:typed")).as("released, so it can be re-driven from the DLQ").isEqualTo(1);
-        assertThat(store.newPeer().acquire("s:typed").claimed()).isTrue();
+        assertThat(store.isConfirmed("orders|s:typed")).isFalse();
+        assertThat(store.attempts("orders|s:typed")).as("released, so it can be re-driven from the DLQ").isEqualTo(1);
+        assertThat(store.newPeer().acquire("orders|s:typed").claimed()).isTrue();
     }
 
     /**
@@ -151,12 +107,12 @@ class WireBadInputTest {
     @Test
     void aMessageIdWithANulCharacterIsHashedToAStorableKeyProcessedOnceAndItsDuplicateAbsorbed() throws Exception {
         String nul = "j-nul\u0000byte";
-        run(orders(), List.of(encoded(nul, "first"), encoded(nul, "copy")), peer -> {
+        run(orders(), List.of(encoded(nul, "first"), encoded(nul, "first")), peer -> {
             peer.expectDisposition().withSettled(true).withState().accepted();
             peer.expectDisposition().withSettled(true).withState().accepted();
         });
         assertThat(handled).hasSize(1);
-        assertThat(handled.get(0).id()).matches("h:[0-9a-f]{64}");
+        assertThat(handled.get(0).id()).matches("orders\\|h:[0-9a-f]{64}");
         assertThat(handled.get(0).messageId()).isEqualTo(nul);
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
     }
@@ -168,7 +124,7 @@ class WireBadInputTest {
     @Test
     void aKeyTheStoreRefusesIsRejectedOnceAsInvalidMessageIdAndNothingPauses() throws Exception {
         SwitchableStore refusing = new SwitchableStore(store);
-        refusing.refuseKey("s:refused");
+        refusing.refuseKey("orders|s:refused");
         RecordingObserver seen = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
@@ -194,6 +150,6 @@ class WireBadInputTest {
         }
         assertThat(seen.count(Outcome.REJECTED, SettleReason.INVALID_ID)).isEqualTo(1);
         assertThat(seen.pauses).as("never paused").isEmpty();
-        assertThat(handled).extracting(Envelope::id).containsExactly("s:fine");
+        assertThat(handled).extracting(Envelope::id).containsExactly("orders|s:fine");
     }
 }

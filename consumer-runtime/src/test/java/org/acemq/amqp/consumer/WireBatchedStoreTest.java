@@ -114,7 +114,7 @@ class WireBatchedStoreTest {
                 await().until(() -> wire.dispositions.size() == 11);
                 for (int i = 0; i <= 10; i++) {
                     assertThat(wire.outcome(0, i)).isEqualTo("accepted");
-                    assertThat(store.delegate.isConfirmed("s:m-" + i)).isTrue();
+                    assertThat(store.delegate.isConfirmed("orders|s:m-" + i)).isTrue();
                 }
                 assertThat(store.confirms.stream().mapToInt(Integer::intValue).sum()).isEqualTo(11);
                 assertThat(store.confirms).as("the confirm in flight, then what finished meanwhile, together")
@@ -143,7 +143,7 @@ class WireBatchedStoreTest {
                 store.holdAcquires();
                 send(peer, 0, "m-0");
                 await().until(() -> store.waitingInAcquire() == 1);
-                store.refuse("s:bad");
+                store.refuse("orders|s:bad");
                 send(peer, 1, "m-1");
                 send(peer, 2, "bad");
                 send(peer, 3, "m-3");
@@ -161,7 +161,7 @@ class WireBatchedStoreTest {
                     assertThat(wire.outcome(0, i)).isEqualTo("accepted");
                 }
                 assertThat(handled).containsExactlyInAnyOrder("m-0", "m-1", "m-3", "m-4");
-                assertThat(store.delegate.attempts("s:bad")).as("never claimed").isZero();
+                assertThat(store.delegate.attempts("orders|s:bad")).as("never claimed").isZero();
                 assertThat(observer.count(Outcome.REJECTED, SettleReason.INVALID_ID)).isEqualTo(1);
                 assertThat(observer.pauses).as("a refused key is no outage").isEmpty();
                 assertThat(consumer.health().paused()).isFalse();
@@ -208,7 +208,7 @@ class WireBatchedStoreTest {
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isEqualTo(4);
                 assertThat(store.releases).as("the failed call claimed nothing: nothing to release").isEmpty();
                 for (int i = 1; i <= 4; i++) {
-                    assertThat(store.delegate.attempts("s:m-" + i)).as("no attempt counted").isZero();
+                    assertThat(store.delegate.attempts("orders|s:m-" + i)).as("no attempt counted").isZero();
                 }
                 assertThat(handled).containsExactly("m-0");
                 await().until(() -> consumer.health().paused());
@@ -233,8 +233,8 @@ class WireBatchedStoreTest {
                 await().until(() -> wire.dispositions.size() == WARM_UP + 9);
                 for (int i = 4; i <= 12; i++) {
                     assertThat(wire.outcome(0, WARM_UP + i)).as("m-%d", i).isEqualTo("released");
-                    assertThat(store.delegate.newPeer().acquire("s:m-" + i)).as("m-%d's claim was released", i)
-                            .isEqualTo(new Claim("s:m-" + i, ClaimResult.CLAIMED, 2));
+                    assertThat(store.delegate.newPeer().acquire("orders|s:m-" + i)).as("m-%d's claim was released", i)
+                            .isEqualTo(new Claim("orders|s:m-" + i, ClaimResult.CLAIMED, 2));
                 }
                 assertThat(store.releases).as("released together").containsExactly(9);
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.SHUTDOWN)).isEqualTo(9);
@@ -274,14 +274,14 @@ class WireBatchedStoreTest {
                 assertThat(store.renewals.get()).as("13 claims (4 running, 9 waiting) renewed every 10 s")
                         .isEqualTo(13 * 4);
                 for (int i = 4; i <= 12; i++) {
-                    assertThat(store.delegate.newPeer().acquire("s:m-" + i).result()).as("m-%d still held", i)
+                    assertThat(store.delegate.newPeer().acquire("orders|s:m-" + i).result()).as("m-%d still held", i)
                             .isEqualTo(ClaimResult.IN_PROGRESS);
                 }
                 release.countDown();
                 await().until(() -> wire.dispositions.size() == WARM_UP + 13);
                 for (int i = 0; i <= 12; i++) {
                     assertThat(wire.outcome(0, WARM_UP + i)).isEqualTo("accepted");
-                    assertThat(store.delegate.attempts("s:m-" + i)).as("never taken over").isEqualTo(1);
+                    assertThat(store.delegate.attempts("orders|s:m-" + i)).as("never taken over").isEqualTo(1);
                 }
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
@@ -325,11 +325,11 @@ class WireBatchedStoreTest {
                 assertThat(handled).as("m-4 never ran").containsExactlyInAnyOrder("m-0", "m-1", "m-2", "m-3");
                 assertThat(observer.settled).as("nothing can be settled on the dead link").isEmpty();
                 for (int i = 0; i <= 3; i++) {
-                    assertThat(store.delegate.isConfirmed("s:m-" + i)).as("the work done is recorded").isTrue();
+                    assertThat(store.delegate.isConfirmed("orders|s:m-" + i)).as("the work done is recorded").isTrue();
                 }
-                assertThat(store.delegate.isConfirmed("s:m-4")).isFalse();
-                assertThat(store.delegate.newPeer().acquire("s:m-4")).as("its claim was released, not left to lapse")
-                        .isEqualTo(new Claim("s:m-4", ClaimResult.CLAIMED, 2));
+                assertThat(store.delegate.isConfirmed("orders|s:m-4")).isFalse();
+                assertThat(store.delegate.newPeer().acquire("orders|s:m-4")).as("its claim was released, not left to lapse")
+                        .isEqualTo(new Claim("orders|s:m-4", ClaimResult.CLAIMED, 2));
                 peer.expectEnd().respond();
                 peer.expectClose().respond();
             }

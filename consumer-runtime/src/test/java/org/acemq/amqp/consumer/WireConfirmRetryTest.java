@@ -47,11 +47,11 @@ class WireConfirmRetryTest {
                 WireLog.transfer(peer, 0, LINK, 0, encoded("order-1", "first"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)));
                 assertThat(store.failures()).isEqualTo(6);
-                assertThat(store.isConfirmed("s:order-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:order-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
 
                 await().until(() -> !consumer.health().paused() && consumer.health().subscriptions().get(0).credit() > 0);
-                WireLog.transfer(peer, 0, LINK, 1, encoded("order-1", "publisher retry"));
+                WireLog.transfer(peer, 0, LINK, 1, encoded("order-1", "first"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 1)));
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
                 assertThat(handled).hasValue(1);
@@ -83,7 +83,7 @@ class WireConfirmRetryTest {
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)));
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
                 assertThat(store.failures()).isGreaterThan(3);
-                assertThat(store.isConfirmed("s:order-2")).isFalse();
+                assertThat(store.isConfirmed("orders|s:order-2")).isFalse();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);

@@ -98,7 +98,7 @@ class WireCreditTest {
     @Test
     void inProgressCopyIsReleasedAfterTheDelayAndNeverAccepted() throws Exception {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
-        Claim other = store.newPeer().acquire("s:busy");
+        Claim other = store.newPeer().acquire("orders|s:busy");
         assertThat(other.claimed()).isTrue();
         List<String> handled = new CopyOnWriteArrayList<>();
         long[] sent = new long[1];
@@ -113,7 +113,7 @@ class WireCreditTest {
         assertThat(wire.disposition(0, 0).settled()).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(wire.disposition(0, 0).nanos() - sent[0])).isGreaterThanOrEqualTo(400);
         assertThat(handled).isEmpty();
-        assertThat(store.isConfirmed("s:busy")).isFalse();
+        assertThat(store.isConfirmed("orders|s:busy")).isFalse();
     }
 
     /** A handler failure that is not permanent: modified(delivery-failed=true), claim released for the retry. */
@@ -127,9 +127,9 @@ class WireCreditTest {
         assertThat(state).isInstanceOf(Modified.class);
         assertThat(((Modified) state).getDeliveryFailed()).isTrue();
         assertThat(((Modified) state).getUndeliverableHere()).isNotEqualTo(Boolean.TRUE);
-        assertThat(store.isConfirmed("s:t-1")).isFalse();
-        assertThat(store.attempts("s:t-1")).isEqualTo(1);
-        assertThat(store.newPeer().acquire("s:t-1").claimed()).as("claim released").isTrue();
+        assertThat(store.isConfirmed("orders|s:t-1")).isFalse();
+        assertThat(store.attempts("orders|s:t-1")).isEqualTo(1);
+        assertThat(store.newPeer().acquire("orders|s:t-1").claimed()).as("claim released").isTrue();
     }
 
     /** PermanentMessageException("x"): rejected with acemq:permanent-failure and the description as given. */
@@ -150,7 +150,7 @@ class WireCreditTest {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         InMemoryIdempotencyStore crashed = store.newPeer();
         for (int i = 0; i < 2; i++) {
-            crashed.release(crashed.acquire("s:poison"));
+            crashed.release(crashed.acquire("orders|s:poison"));
         }
         List<String> handled = new CopyOnWriteArrayList<>();
         WireLog wire = run(Subscription.builder("orders", e -> handled.add(e.body(String.class))).maxAttempts(2),
@@ -159,7 +159,7 @@ class WireCreditTest {
         Rejected rejected = (Rejected) wire.disposition(0, 0).state();
         assertThat(rejected.getError().getCondition().toString()).isEqualTo("acemq:max-attempts-exceeded");
         assertThat(handled).isEmpty();
-        assertThat(store.isConfirmed("s:poison")).isFalse();
+        assertThat(store.isConfirmed("orders|s:poison")).isFalse();
     }
 
     /** No message-id: rejected acemq:missing-message-id, nothing claimed, handler not run. */
@@ -185,14 +185,14 @@ class WireCreditTest {
                         .missingIdPolicy(MissingIdPolicy.applicationProperty("orderId")), store, null,
                 peer -> {
                     WireLog.transfer(peer, 0, 0, 0, withProperty("orderId", "o-7", "first"));
-                    WireLog.transfer(peer, 0, 0, 1, withProperty("orderId", "o-7", "copy"));
+                    WireLog.transfer(peer, 0, 0, 1, withProperty("orderId", "o-7", "first"));
                 },
                 w -> w.outcome(0, 1) != null);
         assertThat(wire.outcome(0, 0)).isEqualTo("accepted");
         assertThat(wire.outcome(0, 1)).isEqualTo("accepted");
         assertThat(handled).hasSize(1);
         assertThat(store.isConfirmed(handled.get(0))).isTrue();
-        assertThat(handled.get(0)).isEqualTo("p:orderId=s:o-7");
+        assertThat(handled.get(0)).isEqualTo("orders|p:orderId=s:o-7");
     }
 
     /** Payload that is not an AMQP message: rejected amqp:decode-error before anything is claimed. */
@@ -222,12 +222,12 @@ class WireCreditTest {
                         WireLog.transfer(peer, 0, 0, i, encoded(ids[i], "body"));
                     }
                     for (int i = 0; i < ids.length; i++) {
-                        WireLog.transfer(peer, 0, 0, ids.length + i, encoded(ids[i], "again"));
+                        WireLog.transfer(peer, 0, 0, ids.length + i, encoded(ids[i], "body"));
                     }
                 },
                 w -> w.dispositions.size() == 8);
         assertThat(keys).hasSize(4).doesNotHaveDuplicates();
-        assertThat(keys).containsExactlyInAnyOrder("s:1", "n:1", "u:" + uuid, "b:01");
+        assertThat(keys).containsExactlyInAnyOrder("orders|s:1", "orders|n:1", "orders|u:" + uuid, "orders|b:01");
         for (int i = 0; i < 8; i++) {
             assertThat(wire.outcome(0, i)).isEqualTo("accepted");
         }

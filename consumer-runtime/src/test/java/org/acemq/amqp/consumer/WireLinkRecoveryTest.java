@@ -94,12 +94,12 @@ class WireLinkRecoveryTest {
                 releaseHandler.countDown();
                 await().until(() -> observer.abandoned.get() == 1);
                 assertThat(observer.settled).isEmpty();
-                assertThat(store.isConfirmed("s:ord-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
 
                 // The broker redelivers on the new link: absorbed, handler not run again.
                 peer.expectDisposition().withFirst(1).withSettled(true).withState().accepted();
                 peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
-                        .withMessageFormat(0).withPayload(encoded("ord-1", "one again")).now();
+                        .withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 1);
                 assertThat(observer.settled).containsExactly(

@@ -96,13 +96,13 @@ class WireReconnectTest {
 
                 releaseHandler.countDown();
                 await().until(() -> observer.abandoned.get() == 1);
-                assertThat(store.isConfirmed("s:ord-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
                 assertThat(observer.settled).isEmpty();
 
                 // The broker redelivers it on the new connection: absorbed, handler not run again.
                 second.expectDisposition().withFirst(0).withSettled(true).withState().accepted();
                 second.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
-                        .withSettled(false).withMessageFormat(0).withPayload(encoded("ord-1", "one again")).now();
+                        .withSettled(false).withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 second.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 1);
                 assertThat(observer.settled).containsExactly(
@@ -182,7 +182,7 @@ class WireReconnectTest {
                 await().until(() -> observer.abandoned.get() == 1);
                 assertThat(observer.settled).isEmpty();
                 assertThat(handled).containsExactly("one", "two");
-                assertThat(store.isConfirmed("s:ord-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
 
                 // Close: drain, commit of txn2 (ord-2), then ord-2 is reported.
                 second.expectFlow().withHandle(0).withDrain(true).withLinkCredit(BUDGET - 2)

@@ -112,8 +112,8 @@ class WireTransactionalTest {
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 assertThat(handled).containsExactly("one", "two");
-                assertThat(store.isConfirmed("s:ord-1")).isTrue();
-                assertThat(store.isConfirmed("s:ord-2")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-2")).isTrue();
                 // The discharge is on the wire and unanswered: the outcome is not final, nothing is reported.
                 await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
                         .until(() -> observer.settled.isEmpty() && observer.abandoned.get() == 0);
@@ -242,15 +242,15 @@ class WireTransactionalTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.abandoned.get() == 2);
                 assertThat(observer.settled).isEmpty();
-                assertThat(store.isConfirmed("s:ord-1")).isTrue();
-                assertThat(store.isConfirmed("s:ord-2")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
+                assertThat(store.isConfirmed("orders|s:ord-2")).isTrue();
 
                 // The broker rolled back: it redelivers both.
                 expectTransactionalAccept(peer, TXN2);
                 expectTransactionalAccept(peer, TXN2);
                 peer.expectDischarge().withFail(false).withTxnId(TXN2).accept();
                 peer.expectDeclare().accept(TXN3);
-                transfer(peer, 2, "ord-1", "one again", true);
+                transfer(peer, 2, "ord-1", "one", true);
                 transfer(peer, 3, "ord-2", "two again", true);
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 2);

@@ -60,9 +60,12 @@ final class Subscriber {
             case TRANSACTIONAL -> new TransactionalSettlement(report, spec.transactionBatchSize(),
                     spec.transactionBatchTime());
         };
+        Keys keys = new Keys(spec, runtime.config().scopePrefix());
+        LOG.info("Subscription '{}' on '{}': keys from {} in scope '{}', fingerprint {}", name, spec.address(),
+                spec.keySource(), LogSafe.id(keys.scope()), spec.fingerprint());
         DeliveryProcessor processor = new DeliveryProcessor(spec, runtime,
                 new OutcomePolicy(spec, runtime.config().storeFailurePolicy()), settlement, holds, () -> stopping,
-                runtime.jitter(), runtime.leasePeriodNanos(), new Keys(spec, runtime.config().scopePrefix()));
+                runtime.jitter(), runtime.leasePeriodNanos(), keys);
         this.threads = new HandlerThreads(this, processor, runtime.ticker(),
                 spec.renewLeases() ? runtime.leasePeriodNanos() : 0);
     }

@@ -67,7 +67,7 @@ class MicrometerObserverIT {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         // Another owner holds a live claim on "busy-1": its copy is IN_PROGRESS until that owner confirms it.
         InMemoryIdempotencyStore otherOwner = store.newPeer();
-        var busyClaim = otherOwner.acquire("s:busy-1");
+        var busyClaim = otherOwner.acquire(queue + "|s:busy-1");
         AtomicBoolean flakyFailed = new AtomicBoolean();
         Subscription subscription = Subscription.builder(queue, e -> {
             switch (e.body(String.class)) {

@@ -83,7 +83,9 @@ import org.acemq.amqp.api.StoreUnavailableException;
  * <p><b>Memory per identifier:</b> a remembered, confirmed 36-character UUID id costs about 145 bytes of heap on a
  * 64-bit JVM with compressed oops (measured on JDK 17 with 1,000,000 ids: 144.5 bytes with Parallel GC, 146 with G1):
  * about 65 bytes for the map node (32), its share of the hash table (~8) and this store's entry (24), plus 80 bytes
- * for the id {@code String} itself. Measured by {@code org.acemq.amqp.benchmarks.store.InMemoryHeapPerId}, see
+ * for the id {@code String} itself. A fingerprint (recorded by default, see {@link #acquire(String, String)}) adds 16
+ * bytes for the runtime's 32-digit hexadecimal form, kept as two longs; the scope in front of every runtime key adds its
+ * length. Measured by {@code org.acemq.amqp.benchmarks.store.InMemoryHeapPerId}, see
  * {@code docs/benchmarks-stores.md}. The default bound therefore caps the store at roughly 145 MB.
  *
  * <h2>Limits</h2>
@@ -318,7 +320,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         LeaseStep step = new LeaseStep(now, attempt) {
             @Override
             Entry onHeld(Entry entry) {
-                return Entry.claimed(ownerIndex, attempt, leaseEnd(now), entry.fingerprint);
+                return Entry.claimed(ownerIndex, attempt, leaseEnd(now), entry);
             }
         };
         state.entries.computeIfPresent(claim.messageId(), step);
@@ -493,14 +495,14 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
 
     private Entry confirmed(Entry previous, long now) {
         return Entry.confirmed(previous == null ? 0 : previous.attempt(), SharedState.plus(now, state.retentionMillis),
-                previous == null ? null : previous.fingerprint);
+                previous);
     }
 
     private Entry released(Entry claimed, long now) {
         // a lapsed lease has been idle since it ended, so its attempt count is kept no longer than that would be
         long idleSince = Math.min(now, claimed.deadline);
         return Entry.released(claimed.attempt(), SharedState.plus(idleSince, state.retentionMillis),
-                claimed.fingerprint);
+                claimed);
     }
 
     private static int requireLease(Claim claim) {
@@ -552,13 +554,13 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
             if (entry.isConfirmed()) {
                 result = ClaimResult.ALREADY_CONFIRMED;
                 attempt = entry.attempt();
-                held = entry.fingerprint;
+                held = entry.fingerprint();
                 return entry;
             }
             if (entry.isLiveClaim(now)) {
                 result = ClaimResult.IN_PROGRESS;
                 attempt = entry.attempt();
-                held = entry.fingerprint;
+                held = entry.fingerprint();
                 return entry;
             }
             return grant(Entry.next(entry.attempt())); // released, or a lapsed lease taken over

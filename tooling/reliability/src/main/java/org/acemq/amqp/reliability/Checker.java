@@ -100,7 +100,7 @@ final class Checker {
         List<String> duplicateConfirmed = new ArrayList<>();
         List<String> effectAfterConfirm = new ArrayList<>();
         for (String id : workload.nonPoisonIds()) {
-            String key = "s:" + id;
+            String key = ReliabilityHarness.key(id);
             List<Effect> list = effects.getOrDefault(key, List.of());
             if (list.isEmpty()) {
                 lost.add(id);
@@ -173,10 +173,10 @@ final class Checker {
                 poisonMissingFromDlq.add(id);
             }
             String expectedReason = workload.kinds.get(id).equals("poison-permanent") ? "PERMANENT" : "POISON";
-            if (!rejections.getOrDefault("s:" + id, Set.of()).contains(expectedReason)) {
-                poisonWithoutReason.add(id + " (" + rejections.get("s:" + id) + ")");
+            if (!rejections.getOrDefault(ReliabilityHarness.key(id), Set.of()).contains(expectedReason)) {
+                poisonWithoutReason.add(id + " (" + rejections.get(ReliabilityHarness.key(id)) + ")");
             }
-            if (effects.containsKey("s:" + id)) {
+            if (effects.containsKey(ReliabilityHarness.key(id))) {
                 poisonWithEffects.add(id);
             }
         }

@@ -33,7 +33,7 @@ import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
  * <pre>
  * java -cp ... org.acemq.amqp.reliability.HarnessConsumer --id c1.0 --broker-port 5672 --jdbc-url jdbc:postgresql://...
  *      [--user postgres] [--queue orders] [--mode separate|transactional] [--lease-ms 3000] [--concurrency 4]
- *      [--prefetch 50] [--handler-delay-ms 0] [--max-attempts 5] [--crash after-claim:s:order-1,mid-handler:s:order-9,...]
+ *      [--prefetch 50] [--handler-delay-ms 0] [--max-attempts 5] [--crash after-claim:orders|s:order-1,mid-handler:orders|s:order-9,...]
  * </pre>
  *
  * The handler's work is one row in {@code harness_effects}. Message kinds (application property {@code kind}):

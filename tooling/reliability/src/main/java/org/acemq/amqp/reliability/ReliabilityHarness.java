@@ -54,6 +54,14 @@ import org.acemq.amqp.testsupport.EmbeddedArtemis;
 public final class ReliabilityHarness {
 
     static final String QUEUE = "orders";
+
+    /**
+     * @param id a workload id (the AMQP message-id)
+     * @return its store key as the runtime makes it: scoped to the queue (the default scope), then the typed id
+     */
+    static String key(String id) {
+        return QUEUE + "|s:" + id;
+    }
     static final int MAX_ATTEMPTS = 5;
 
     private final Config config;
@@ -661,10 +669,10 @@ public final class ReliabilityHarness {
             return timedFaults;
         }
 
-        /** Keys ("s:" + id) as the runtime sees them, per crash point, for the consumers' --crash option. */
+        /** Keys as the runtime sees them (see {@link #key}), per crash point, for the consumers' --crash option. */
         String crashSpec() {
             List<String> items = new ArrayList<>();
-            crashes.forEach((p, ids) -> ids.forEach(id -> items.add(p.label() + ":s:" + id)));
+            crashes.forEach((p, ids) -> ids.forEach(id -> items.add(p.label() + ":" + key(id))));
             return String.join(",", items);
         }
 
