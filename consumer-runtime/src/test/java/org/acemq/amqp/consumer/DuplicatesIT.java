@@ -33,7 +33,7 @@ class DuplicatesIT extends ArtemisTestBase {
         for (int i = 0; i < unique; i++) {
             first.add(AmqpTestClient.message("order-" + i, "body-" + i));
             if (i % 5 == 4) {
-                first.add(AmqpTestClient.message("order-" + (i - 2), "retry-of-" + (i - 2)));
+                first.add(AmqpTestClient.message("order-" + (i - 2), "body-" + (i - 2)));
                 interleavedCopies++;
             }
         }
@@ -53,7 +53,7 @@ class DuplicatesIT extends ArtemisTestBase {
 
             // Late retries, after everything was processed: pure duplicates.
             int lateCopies = 40;
-            client.sendBatch(q, lateCopies, i -> "order-" + (i * 7), i -> "late-retry-" + i);
+            client.sendBatch(q, lateCopies, i -> "order-" + (i * 7), i -> "body-" + (i * 7));
             await().atMost(Duration.ofSeconds(30)).until(() ->
                     observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == copies + lateCopies);
             await().until(() -> broker.messageCount(q) == 0);

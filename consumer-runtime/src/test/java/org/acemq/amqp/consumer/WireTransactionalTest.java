@@ -251,7 +251,7 @@ class WireTransactionalTest {
                 peer.expectDischarge().withFail(false).withTxnId(TXN2).accept();
                 peer.expectDeclare().accept(TXN3);
                 transfer(peer, 2, "ord-1", "one", true);
-                transfer(peer, 3, "ord-2", "two again", true);
+                transfer(peer, 3, "ord-2", "two", true);
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.settled.size() == 2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(2);

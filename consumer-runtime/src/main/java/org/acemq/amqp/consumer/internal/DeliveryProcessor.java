@@ -332,10 +332,11 @@ final class DeliveryProcessor {
         switch (v.reason()) {
             case POISON -> LOG.warn("Subscription '{}': rejecting {} as poison: {}", name, d.logId(), v.description());
             case INVALID_ID -> LOG.warn("Subscription '{}': rejecting {}: {}", name, d.logId(), v.description());
-            case CONFLICT -> LOG.warn("Subscription '{}': {} {} arrived with fingerprint {}, but the store holds it"
-                    + " with fingerprint {}: the same key with other content; its handler does not run", name,
-                    v.outcome() == Outcome.REJECTED ? "rejecting" : "settling as a copy:", d.logId(),
-                    LogSafe.id(d.fingerprint), LogSafe.id(d.recordedFingerprint));
+            case CONFLICT -> LOG.warn("Subscription '{}': message {} arrived with fingerprint {}, but the store holds"
+                    + " its key with fingerprint {} (the same key with other content); its handler does not run, it is"
+                    + " {}", name, d.logId(), LogSafe.id(d.fingerprint), LogSafe.id(d.recordedFingerprint),
+                    v.outcome() == Outcome.REJECTED ? "rejected" : "settled as a copy of that key ("
+                            + v.outcome().name().toLowerCase(java.util.Locale.ROOT) + ")");
             case FAILED, STORE_UNAVAILABLE -> {
                 if (atMostOnce) {
                     LOG.warn("Subscription '{}' (at-most-once): message {} is lost ({})", name, d.logId(),
