@@ -130,4 +130,54 @@ public @interface AcemqListener {
 
     /** @return the bean name of the transaction manager for a transactional listener (default: the only one) */
     String transactionManager() default "";
+
+    /**
+     * @return the scope of this listener's idempotency keys, used as it is: listeners (and services sharing a store)
+     *     with the same scope absorb each other's copies (default: the address; the address and a token per consumer
+     *     for a topic subscription; either prefixed with {@code acemq.consumer.scope-prefix})
+     */
+    String scope() default "";
+
+    /**
+     * A SpEL expression that computes each message's idempotency key (default: the AMQP message-id), parsed at
+     * start-up and evaluated per message, before the claim, over a root object with
+     * <ul>
+     *   <li>{@code headers}: the application properties ({@code headers['orderId']}, or {@code headers.orderId});</li>
+     *   <li>{@code payload}: the body converted as the method's body parameter is (by the application's
+     *       {@link BodyConverter}), so {@code payload.orderId} reads the same object the method receives; the decoded
+     *       AMQP body when the method has no body parameter; converted only when the expression reads it;</li>
+     *   <li>{@code messageId}: the AMQP message-id; {@code envelope}: the message's
+     *       {@link org.acemq.amqp.api.Envelope} (its {@code id()} is not known yet).</li>
+     * </ul>
+     * The expression reads properties, map entries and indexes only: no type references, bean references, method
+     * calls or assignments. Its value (a String, number, UUID or bytes) is the key; a message for which it is null
+     * or fails is rejected with {@code acemq:missing-message-id}. Not together with {@link #keyProperty()}.
+     *
+     * @return the key expression, e.g. {@code payload.orderId} or {@code headers['orderId']}
+     */
+    String key() default "";
+
+    /**
+     * @return the application property holding each message's idempotency key (default: the message-id), e.g.
+     *     {@code orderId}; a message without it is rejected with {@code acemq:missing-message-id}. Not together with
+     *     {@link #key()}
+     */
+    String keyProperty() default "";
+
+    /**
+     * @return {@code body} (default): a copy whose key is already known with another body (and
+     *     {@link #fingerprintProperties()}) is a conflict, counted and never run; {@code off}: a known key is a
+     *     duplicate whatever the copy holds
+     */
+    String fingerprint() default "";
+
+    /** @return application properties hashed with the body into the fingerprint, comma-separated, in order */
+    String fingerprintProperties() default "";
+
+    /**
+     * @return {@code accept} (default): a conflicting copy is settled as a copy of its key would be, counted with
+     *     reason {@code conflict} and logged; {@code reject}: it is rejected with condition
+     *     {@code acemq:fingerprint-conflict}
+     */
+    String onConflict() default "";
 }

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SourceCapability;
@@ -348,6 +349,29 @@ public class AcemqProperties {
          * DOWN).
          */
         private Boolean failFastStart;
+        /**
+         * Prefix of every listener's default scope ("prefix/address"), for example a service name where services
+         * share one store table; a listener with a scope of its own keeps it as it is (runtime default: none).
+         */
+        private String scopePrefix;
+
+        /**
+         * @return prefix of every listener's default scope ("prefix/address"), for example a service name where
+         *     services share one store table; a listener with a scope of its own keeps it as it is (runtime default:
+         *     none)
+         */
+        public String getScopePrefix() {
+            return scopePrefix;
+        }
+
+        /**
+         * @param scopePrefix prefix of every listener's default scope ("prefix/address"), for example a service name
+         *     where services share one store table; a listener with a scope of its own keeps it as it is (runtime
+         *     default: none)
+         */
+        public void setScopePrefix(String scopePrefix) {
+            this.scopePrefix = scopePrefix;
+        }
 
         /**
          * @return whether starting connects and attaches at once and fails the application's start-up when the broker
@@ -733,6 +757,24 @@ public class AcemqProperties {
         private Boolean transactional;
         /** Bean name of the transaction manager for a transactional listener. */
         private String transactionManager;
+        /**
+         * Scope of the listener's idempotency keys, used as it is (default: the address, or the address and a token
+         * per consumer for a topic subscription, prefixed with acemq.consumer.scope-prefix).
+         */
+        private String scope;
+        /**
+         * SpEL expression computing each message's idempotency key from headers, payload, messageId and envelope,
+         * e.g. "payload.orderId" or "headers['orderId']" (default: the message-id). Not with key-property.
+         */
+        private String key;
+        /** Application property holding each message's idempotency key, e.g. orderId (default: the message-id). */
+        private String keyProperty;
+        /** BODY (default): a copy whose key is known with another body is a conflict; OFF: no check. */
+        private String fingerprint;
+        /** Application properties hashed with the body into the fingerprint, in order. */
+        private List<String> fingerprintProperties;
+        /** ACCEPT (default): a conflicting copy is settled as a copy and counted; REJECT: it is rejected. */
+        private Fingerprint.Action onConflict;
 
         /** @return the queue or address to consume */
         public String getAddress() {
@@ -937,6 +979,90 @@ public class AcemqProperties {
         /** @param transactionManager bean name of the transaction manager for a transactional listener */
         public void setTransactionManager(String transactionManager) {
             this.transactionManager = transactionManager;
+        }
+
+        /**
+         * @return scope of the listener's idempotency keys, used as it is (default: the address, or the address and
+         *     a token per consumer for a topic subscription, prefixed with acemq.consumer.scope-prefix)
+         */
+        public String getScope() {
+            return scope;
+        }
+
+        /**
+         * @param scope scope of the listener's idempotency keys, used as it is (default: the address, or the address
+         *     and a token per consumer for a topic subscription, prefixed with acemq.consumer.scope-prefix)
+         */
+        public void setScope(String scope) {
+            this.scope = scope;
+        }
+
+        /**
+         * @return SpEL expression computing each message's idempotency key from headers, payload, messageId and
+         *     envelope, e.g. "payload.orderId" or "headers['orderId']" (default: the message-id). Not with
+         *     key-property
+         */
+        public String getKey() {
+            return key;
+        }
+
+        /**
+         * @param key SpEL expression computing each message's idempotency key from headers, payload, messageId and
+         *     envelope, e.g. "payload.orderId" or "headers['orderId']" (default: the message-id). Not with
+         *     key-property
+         */
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        /**
+         * @return application property holding each message's idempotency key, e.g. orderId (default: the message-id)
+         */
+        public String getKeyProperty() {
+            return keyProperty;
+        }
+
+        /**
+         * @param keyProperty application property holding each message's idempotency key, e.g. orderId (default: the
+         *     message-id)
+         */
+        public void setKeyProperty(String keyProperty) {
+            this.keyProperty = keyProperty;
+        }
+
+        /** @return BODY (default): a copy whose key is known with another body is a conflict; OFF: no check */
+        public String getFingerprint() {
+            return fingerprint;
+        }
+
+        /**
+         * @param fingerprint BODY (default): a copy whose key is known with another body is a conflict; OFF: no check
+         */
+        public void setFingerprint(String fingerprint) {
+            this.fingerprint = fingerprint;
+        }
+
+        /** @return application properties hashed with the body into the fingerprint, in order */
+        public List<String> getFingerprintProperties() {
+            return fingerprintProperties;
+        }
+
+        /** @param fingerprintProperties application properties hashed with the body into the fingerprint, in order */
+        public void setFingerprintProperties(List<String> fingerprintProperties) {
+            this.fingerprintProperties = fingerprintProperties;
+        }
+
+        /** @return ACCEPT (default): a conflicting copy is settled as a copy and counted; REJECT: it is rejected */
+        public Fingerprint.Action getOnConflict() {
+            return onConflict;
+        }
+
+        /**
+         * @param onConflict ACCEPT (default): a conflicting copy is settled as a copy and counted; REJECT: it is
+         *     rejected
+         */
+        public void setOnConflict(Fingerprint.Action onConflict) {
+            this.onConflict = onConflict;
         }
     }
 

@@ -109,6 +109,7 @@ final class ConsumerSettings {
             }
             set(p.getMaxInFlightPerConnection(), b::maxInFlightPerConnection);
             set(p.getFailFastStart(), b::failFastStart);
+            set(p.getScopePrefix(), b::scopePrefix);
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalStateException("acemq.consumer: " + e.getMessage(), e);

@@ -121,13 +121,14 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             String name = listenerName(endpoint);
             AcemqProperties.Listener props = properties.getListeners().getOrDefault(name,
                     new AcemqProperties.Listener());
+            ListenerInvoker invoker = ListenerInvoker.of(endpoint, converter);
             ListenerSettings s = new ListenerSettings(name, endpoint.describe(), endpoint.attributes(),
-                    endpoint.permanentFailures(), props);
+                    endpoint.permanentFailures(), props, invoker::payload);
             if (settings.put(name, s) != null) {
                 throw new IllegalStateException("Two @AcemqListener methods are named '" + name + "' (the second is "
                         + endpoint.describe() + "); give one of them another name");
             }
-            MessageHandler handler = ListenerInvoker.of(endpoint, converter);
+            MessageHandler handler = invoker;
             if (s.transactional()) {
                 if (transactionalHandlers == null) {
                     throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is "

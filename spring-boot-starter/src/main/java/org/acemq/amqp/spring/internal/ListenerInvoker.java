@@ -85,6 +85,15 @@ final class ListenerInvoker implements MessageHandler {
         }
     }
 
+    /**
+     * @param envelope a message
+     * @return its body as the method's body parameter receives it, or the decoded body when the method has none
+     * @throws Exception if the converter cannot convert it
+     */
+    Object payload(Envelope envelope) throws Exception {
+        return bodyIndex < 0 ? envelope.body() : converter.convert(envelope, bodyType);
+    }
+
     private Object convert(Envelope envelope) throws Exception {
         try {
             return converter.convert(envelope, bodyType);

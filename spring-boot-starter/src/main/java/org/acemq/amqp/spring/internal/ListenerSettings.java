@@ -1,13 +1,18 @@
 package org.acemq.amqp.spring.internal;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.Fingerprint;
+import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RetryBackoff;
@@ -28,6 +33,7 @@ final class ListenerSettings {
     private final Map<String, String> attributes;
     private final AcemqProperties.Listener properties;
     private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
+    private final KeyExpression.PayloadReader payload;
 
     /**
      * @param name the listener's name (the key of its properties)
@@ -38,6 +44,21 @@ final class ListenerSettings {
      */
     ListenerSettings(String name, String source, Map<String, String> attributes,
             Iterable<Class<? extends Throwable>> annotationPermanentFailures, AcemqProperties.Listener properties) {
+        this(name, source, attributes, annotationPermanentFailures, properties, Envelope::body);
+    }
+
+    /**
+     * @param name the listener's name (the key of its properties)
+     * @param source where the listener is declared, for messages
+     * @param attributes the annotation's resolved attributes (absent = not set)
+     * @param annotationPermanentFailures the annotation's permanent failure types
+     * @param properties its properties (all null = not set)
+     * @param payload reads a message's payload as the listener method receives it, for a key expression
+     */
+    ListenerSettings(String name, String source, Map<String, String> attributes,
+            Iterable<Class<? extends Throwable>> annotationPermanentFailures, AcemqProperties.Listener properties,
+            KeyExpression.PayloadReader payload) {
+        this.payload = payload;
         this.name = name;
         this.source = source;
         this.attributes = attributes;
@@ -131,6 +152,15 @@ final class ListenerSettings {
                         batchTime != null ? batchTime : Subscription.DEFAULT_TRANSACTION_BATCH_TIME);
             }
             set(properties.getRenewLeases(), "renewLeases", v -> bool("renewLeases", v), b::renewLeases);
+            set(properties.getScope(), "scope", Function.identity(), b::scope);
+            KeySource key = key();
+            if (key != null) {
+                b.key(key);
+            }
+            Fingerprint fingerprint = fingerprint();
+            if (fingerprint != null) {
+                b.fingerprint(fingerprint);
+            }
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {
             throw invalid(e.getMessage(), e);
@@ -154,6 +184,85 @@ final class ListenerSettings {
         Duration maxOrDefault = max != null ? max : (firstOrDefault.compareTo(d.max()) > 0 ? firstOrDefault : d.max());
         return RetryBackoff.of(firstOrDefault, maxOrDefault, multiplier != null ? multiplier : d.multiplier(),
                 jitter != null ? jitter : d.jitter());
+    }
+
+    /**
+     * The key source: {@code key} (a SpEL expression) or {@code keyProperty}, one of the two; set in properties, they
+     * replace the annotation's (whichever of the two it sets). Null when neither is set anywhere.
+     */
+    private KeySource key() {
+        String expression;
+        String property;
+        if (properties.getKey() != null || properties.getKeyProperty() != null) {
+            expression = properties.getKey();
+            property = properties.getKeyProperty();
+        } else {
+            expression = attributes.get("key");
+            property = attributes.get("keyProperty");
+        }
+        if (expression != null && property != null) {
+            throw new IllegalArgumentException("key and keyProperty must not both be set, but were '" + expression
+                    + "' and '" + property + "'");
+        }
+        if (property != null) {
+            return KeySource.applicationProperty(property);
+        }
+        return expression == null ? null : KeyExpression.parse(expression, payload);
+    }
+
+    /**
+     * The fingerprint if any of its three settings is set, else null. {@code fingerprint: off} in properties
+     * overrides the annotation's {@code fingerprintProperties} and {@code onConflict}; set beside it at the same
+     * level (or in properties while the annotation says off) they contradict it and fail.
+     */
+    private Fingerprint fingerprint() {
+        String mode = pick(properties.getFingerprint(), "fingerprint", Function.identity());
+        List<String> names = pick(properties.getFingerprintProperties(), "fingerprintProperties",
+                ListenerSettings::commaSeparated);
+        Fingerprint.Action action = pick(properties.getOnConflict(), "onConflict",
+                v -> enumValue("onConflict", Fingerprint.Action.class, v));
+        if (mode == null && names == null && action == null) {
+            return null;
+        }
+        if (mode != null && !fingerprintEnabled(mode)) {
+            // what a property "off" overrides (the annotation's) is dropped; anything else contradicts it
+            boolean offInProperties = properties.getFingerprint() != null;
+            boolean namesContradict = names != null && !names.isEmpty()
+                    && (properties.getFingerprintProperties() != null || !offInProperties);
+            boolean actionContradicts = action != null && (properties.getOnConflict() != null || !offInProperties);
+            if (namesContradict || actionContradicts) {
+                throw new IllegalArgumentException("fingerprintProperties and onConflict must not be set when "
+                        + "fingerprint is off, but were " + (namesContradict ? names : "not set") + " and "
+                        + (actionContradicts ? action : "not set"));
+            }
+            return Fingerprint.off();
+        }
+        Fingerprint fingerprint = Fingerprint.body();
+        if (names != null && !names.isEmpty()) {
+            fingerprint = fingerprint.withProperties(names.toArray(new String[0]));
+        }
+        return action == null ? fingerprint : fingerprint.onConflict(action);
+    }
+
+    private static boolean fingerprintEnabled(String value) {
+        String v = value.trim();
+        if ("body".equalsIgnoreCase(v)) {
+            return true;
+        }
+        if ("off".equalsIgnoreCase(v)) {
+            return false;
+        }
+        throw new IllegalArgumentException("fingerprint must be body or off, but was '" + value + "'");
+    }
+
+    private static List<String> commaSeparated(String value) {
+        List<String> names = new ArrayList<>();
+        for (String name : value.split(",")) {
+            if (!name.isBlank()) {
+                names.add(name.trim());
+            }
+        }
+        return names;
     }
 
     private MissingIdPolicy missingIdPolicy() {

@@ -1,6 +1,7 @@
 package org.acemq.amqp.spring.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.InputStream;
 import java.time.Duration;
@@ -11,6 +12,8 @@ import java.util.TreeSet;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.Fingerprint;
+import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.spring.AcemqListener;
@@ -26,6 +29,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.expression.spel.SpelEvaluationException;
 import tools.jackson.databind.PropertyNamingStrategies;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -221,6 +225,143 @@ class AcemqAutoConfigurationTest {
         assertThat(names).contains("acemq.connection.host", "acemq.connection.tls.bundle",
                 "acemq.connection.reconnect.max-attempts", "acemq.consumer.auto-startup",
                 "acemq.consumer.shutdown-timeout", "acemq.store.type", "acemq.store.jdbc.initialize-schema",
-                "acemq.store.jdbc.group-commit.enabled", "acemq.listeners");
+                "acemq.store.jdbc.group-commit.enabled", "acemq.listeners", "acemq.consumer.scope-prefix");
+    }
+
+    // ------------------------------------------------------------------------------ keys, scopes, fingerprints
+
+    static class KeyedListener {
+        @AcemqListener(address = "orders", key = "payload.orderId", scope = "${orders.scope:}",
+                fingerprintProperties = "tenant", onConflict = "${orders.on-conflict:}")
+        void onOrder(Order order) {
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class KeyedListeners {
+        @Bean
+        KeyedListener keyedListener() {
+            return new KeyedListener();
+        }
+    }
+
+    static Object keyOf(Subscription s, Object body, Map<String, Object> properties) {
+        return s.keySource().function().apply(new TestEnvelope("s:m-1", 1, body, properties));
+    }
+
+    @Test
+    void aKeyExpressionReadsThePayloadAsTheMethodReceivesIt() {
+        runner.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class))
+                .withUserConfiguration(KeyedListeners.class).run(context -> {
+                    Subscription s = subscriptions(context).get(0);
+                    assertThat(s.keySource().kind()).isEqualTo(KeySource.Kind.FUNCTION);
+                    assertThat(s.keySource().name()).isEqualTo("payload.orderId");
+                    assertThat(keyOf(s, "{\"orderId\":\"o-1\",\"quantity\":2}", Map.of())).isEqualTo("o-1");
+                    assertThat(keyOf(s, "{\"quantity\":2}", Map.of())).as("no orderId: no key").isNull();
+                    assertThatThrownBy(() -> keyOf(s, "not json", Map.of())).as("the runtime logs it: no key")
+                            .isInstanceOf(KeyExpression.UnreadablePayload.class)
+                            .hasMessageContaining("the payload cannot be read for the key expression");
+                    assertThat(s.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant"));
+                    assertThat(s.scope()).as("default scope: derived by the runtime").isEmpty();
+                });
+    }
+
+    static class HeaderKeyListener {
+        @AcemqListener(address = "orders", key = "headers['orderId']")
+        void onOrder(Envelope envelope) {
+        }
+
+        @AcemqListener(address = "raw", key = "payload['orderId'] + '@' + envelope.address")
+        void onRaw(Envelope envelope) {
+        }
+
+        @AcemqListener(address = "unsafe", key = "T(java.lang.System).getProperty('user.home')")
+        void onUnsafe(Envelope envelope) {
+        }
+
+        @AcemqListener(address = "calls", key = "payload.toString()")
+        void onCalls(String body) {
+        }
+    }
+
+    @Test
+    void aKeyExpressionReadsHeadersAndTheDecodedBodyButNothingElse() {
+        runner.withBean(HeaderKeyListener.class).run(context -> {
+            Map<String, Subscription> byName = new java.util.HashMap<>();
+            subscriptions(context).forEach(s -> byName.put(s.name(), s));
+            assertThat(keyOf(byName.get("orders"), "{}", Map.of("orderId", 42L))).isEqualTo(42L);
+            assertThat(keyOf(byName.get("orders"), "{}", Map.of())).isNull();
+            assertThat(keyOf(byName.get("raw"), Map.of("orderId", "o-9"), Map.of()))
+                    .as("no body parameter: the decoded AMQP body").isEqualTo("o-9@test");
+            assertThatThrownBy(() -> keyOf(byName.get("unsafe"), "{}", Map.of()))
+                    .as("no type references").isInstanceOf(SpelEvaluationException.class);
+            assertThatThrownBy(() -> keyOf(byName.get("calls"), "x", Map.of()))
+                    .as("no method calls").isInstanceOf(SpelEvaluationException.class);
+        });
+    }
+
+    static class BadKeyListener {
+        @AcemqListener(address = "orders", key = "payload.(")
+        void onOrder(Order order) {
+        }
+    }
+
+    @Test
+    void aKeyExpressionThatDoesNotParseFailsTheContextNamingTheListener() {
+        runner.withBean(BadKeyListener.class).run(context -> assertThat(context).getFailure()
+                .hasMessageContaining("AceMQ listener 'orders' (BadKeyListener.onOrder): key must be a SpEL "
+                        + "expression such as payload.orderId or headers['orderId'], but 'payload.(' is not"));
+    }
+
+    @Test
+    void keyScopeAndFingerprintPropertiesWinOverAttributes() {
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("orders.scope=from-attribute", "orders.on-conflict=reject",
+                        "acemq.listeners.orders.key-property=orderId", "acemq.listeners.orders.scope=from-property",
+                        "acemq.listeners.orders.on-conflict=accept",
+                        "acemq.listeners.orders.fingerprint-properties=tenant,region")
+                .run(context -> {
+                    Subscription s = subscriptions(context).get(0);
+                    assertThat(s.keySource()).as("key-property replaces the annotation's key expression")
+                            .isEqualTo(KeySource.applicationProperty("orderId"));
+                    assertThat(s.scope()).contains("from-property");
+                    assertThat(s.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
+                            .onConflict(Fingerprint.Action.ACCEPT));
+                });
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("orders.scope=from-attribute", "orders.on-conflict=reject")
+                .run(context -> {
+                    Subscription s = subscriptions(context).get(0);
+                    assertThat(s.scope()).contains("from-attribute");
+                    assertThat(s.fingerprint().conflictAction()).isEqualTo(Fingerprint.Action.REJECT);
+                });
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("orders.on-conflict=reject", "acemq.listeners.orders.fingerprint=off")
+                .run(context -> assertThat(subscriptions(context).get(0).fingerprint())
+                        .as("off in properties overrides the annotation's fingerprint settings")
+                        .isEqualTo(Fingerprint.off()));
+    }
+
+    @Test
+    void contradictoryKeyOrFingerprintSettingsFailTheContext() {
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("acemq.listeners.orders.key=headers['id']",
+                        "acemq.listeners.orders.key-property=id")
+                .run(context -> assertThat(context).getFailure().hasMessageContaining("AceMQ listener 'orders' "
+                        + "(KeyedListener.onOrder): key and keyProperty must not both be set"));
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("acemq.listeners.orders.fingerprint=off",
+                        "acemq.listeners.orders.on-conflict=reject")
+                .run(context -> assertThat(context).getFailure().hasMessageContaining("AceMQ listener 'orders' "
+                        + "(KeyedListener.onOrder): fingerprintProperties and onConflict must not be set when "
+                        + "fingerprint is off"));
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("acemq.listeners.orders.fingerprint=hash")
+                .run(context -> assertThat(context).getFailure()
+                        .hasMessageContaining("fingerprint must be body or off, but was 'hash'"));
+        runner.withUserConfiguration(KeyedListeners.class)
+                .withPropertyValues("orders.scope=" + "s".repeat(201))
+                .run(context -> assertThat(context).getFailure().hasMessageContaining("AceMQ listener 'orders' "
+                        + "(KeyedListener.onOrder): scope must be non-blank, at most 200 characters"));
     }
 }

@@ -20,6 +20,8 @@ import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.Fingerprint;
+import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RetryBackoff;
@@ -94,6 +96,10 @@ class SettingsCoverageTest {
         p.setTransactionBatchSize(17);
         p.setTransactionBatchTime(Duration.ofMillis(70));
         p.setRenewLeases(false);
+        p.setScope("orders-scope");
+        p.setKey("headers['orderId']");
+        p.setFingerprintProperties(List.of("tenant", "region"));
+        p.setOnConflict(Fingerprint.Action.REJECT);
         return p;
     }
 
@@ -115,7 +121,8 @@ class SettingsCoverageTest {
         ListenerEndpoint endpoint = processor.endpoints().get(0);
         Set<String> unset = new TreeSet<>(ListenerAnnotationProcessor.STRING_ATTRIBUTES);
         unset.removeAll(endpoint.attributes().keySet());
-        assertThat(unset).as("the fixture sets every attribute").isEmpty();
+        assertThat(unset).as("the fixture sets every attribute but key, which excludes keyProperty")
+                .containsExactly("key");
 
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
         new ListenerSettings("orders", "test", endpoint.attributes(), endpoint.permanentFailures(),
@@ -152,6 +159,13 @@ class SettingsCoverageTest {
         assertThat(sub.transactionBatchSize()).isEqualTo(17);
         assertThat(sub.transactionBatchTime()).isEqualTo(Duration.ofMillis(70));
         assertThat(sub.renewLeases()).isFalse();
+        assertThat(sub.scope()).contains("orders-scope");
+        assertThat(sub.keySource().kind()).isEqualTo(KeySource.Kind.FUNCTION);
+        assertThat(sub.keySource().name()).isEqualTo("headers['orderId']");
+        assertThat(sub.keySource().function().apply(new TestEnvelope("unused", 1, "{}", Map.of("orderId", "o-7"))))
+                .isEqualTo("o-7");
+        assertThat(sub.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
+                .onConflict(Fingerprint.Action.REJECT));
     }
 
     @Test
@@ -182,6 +196,10 @@ class SettingsCoverageTest {
         assertThat(sub.renewLeases()).isFalse();
         assertThat(s.transactional()).isTrue();
         assertThat(s.transactionManager()).isEqualTo("txManager");
+        assertThat(sub.scope()).contains("orders-scope");
+        assertThat(sub.keySource()).isEqualTo(KeySource.applicationProperty("orderId"));
+        assertThat(sub.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
+                .onConflict(Fingerprint.Action.REJECT));
     }
 
     @Test
@@ -196,6 +214,7 @@ class SettingsCoverageTest {
         p.setMaxStoreRetryDelay(Duration.ofSeconds(7));
         p.setMaxInFlightPerConnection(8);
         p.setFailFastStart(true);
+        p.setScopePrefix("billing-svc");
         AmqpConsumer.Builder b = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
         ConsumerSettings.applyTo(p, b);
 
@@ -280,7 +299,32 @@ class SettingsCoverageTest {
                 retryBackoffJitter = "0", sourceCapability = "none", inProgressDelay = "2s", missingIdPolicy = "body-hash",
                 missingIdProperty = "unused-with-body-hash", sessionGroup = "g", linkName = "link-a",
                 transactionBatchSize = "5", transactionBatchTime = "20ms", renewLeases = "false",
-                transactional = "true", transactionManager = "txManager")
+                transactional = "true", transactionManager = "txManager", scope = "orders-scope",
+                keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
+                onConflict = "reject")
+        void onMessage(String body) {
+        }
+    }
+
+    @Test
+    void theKeyExpressionAttributeReachesTheSubscription() {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(new KeyAttribute(), "keyAttribute");
+        ListenerEndpoint endpoint = processor.endpoints().get(0);
+        Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
+        new ListenerSettings("keyed", "test", endpoint.attributes(), endpoint.permanentFailures(),
+                new AcemqProperties.Listener()).applyTo(b);
+        assertThat(called(b)).contains("key");
+
+        Subscription sub = new ListenerSettings("keyed", "test", endpoint.attributes(), endpoint.permanentFailures(),
+                new AcemqProperties.Listener()).build(e -> { });
+        assertThat(sub.keySource().name()).isEqualTo("messageId + '/' + headers['line']");
+        assertThat(sub.keySource().function().apply(new TestEnvelope("unused", 1, "{}", Map.of("line", 3L))))
+                .isEqualTo("unused/3");
+    }
+
+    static class KeyAttribute {
+        @AcemqListener(address = "keyed-q", key = "messageId + '/' + headers['line']")
         void onMessage(String body) {
         }
     }

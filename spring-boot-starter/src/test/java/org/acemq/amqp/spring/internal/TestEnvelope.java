@@ -5,10 +5,15 @@ import java.util.Map;
 import org.acemq.amqp.api.Envelope;
 
 /** A message as a handler sees it, for calling handlers directly. */
-record TestEnvelope(String id, int attempt, Object body) implements Envelope {
+record TestEnvelope(String id, int attempt, Object body, Map<String, Object> applicationProperties)
+        implements Envelope {
 
     TestEnvelope(String id, int attempt) {
         this(id, attempt, null);
+    }
+
+    TestEnvelope(String id, int attempt, Object body) {
+        this(id, attempt, body, Map.of());
     }
 
     @Override
@@ -49,11 +54,6 @@ record TestEnvelope(String id, int attempt, Object body) implements Envelope {
     @Override
     public Instant creationTime() {
         return null;
-    }
-
-    @Override
-    public Map<String, Object> applicationProperties() {
-        return Map.of();
     }
 
     @Override

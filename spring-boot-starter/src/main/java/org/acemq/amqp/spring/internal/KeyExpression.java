@@ -1,0 +1,124 @@
+package org.acemq.amqp.spring.internal;
+
+import java.util.Map;
+import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.consumer.KeySource;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
+import org.springframework.expression.spel.support.MapAccessor;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
+
+/**
+ * A listener's {@code key} attribute or property: a SpEL expression, parsed once, that computes each message's
+ * idempotency key over a {@link Root} ({@code headers}, {@code payload}, {@code messageId}, {@code envelope}).
+ *
+ * <p>The expression comes from the application's own code or configuration, but it is evaluated once per message on
+ * values the publisher chose, so it runs in a {@link SimpleEvaluationContext} restricted to reading: properties
+ * (getters, record components, public fields), map entries and indexes. No type references ({@code T(...)}), bean
+ * references, constructors, method calls or assignments: a key needs none of them, and without them no message can
+ * reach anything but its own data.
+ */
+final class KeyExpression {
+
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+    /** Immutable once built and holds no per-evaluation state, so one context serves every thread. */
+    private static final EvaluationContext CONTEXT = SimpleEvaluationContext
+            .forPropertyAccessors(new MapAccessor(false), DataBindingPropertyAccessor.forReadOnlyAccess())
+            .build();
+
+    /** Reads a message's payload as the listener method would receive it. */
+    @FunctionalInterface
+    interface PayloadReader {
+        Object read(Envelope envelope) throws Exception;
+    }
+
+    private KeyExpression() {
+    }
+
+    /**
+     * @param text the SpEL expression
+     * @param payload reads the payload (called only when the expression reads {@code payload})
+     * @return the key source
+     * @throws IllegalArgumentException if the expression does not parse
+     */
+    static KeySource parse(String text, PayloadReader payload) {
+        Expression expression;
+        try {
+            expression = PARSER.parseExpression(text);
+        } catch (ParseException e) {
+            throw new IllegalArgumentException("key must be a SpEL expression such as payload.orderId or "
+                    + "headers['orderId'], but '" + text + "' is not: " + e.getMessage(), e);
+        }
+        // a null value, or an exception (which the runtime logs), means "no key": the message is rejected
+        return KeySource.of(text, envelope -> evaluate(expression, new Root(envelope, payload)));
+    }
+
+    private static Object evaluate(Expression expression, Root root) {
+        try {
+            return expression.getValue(CONTEXT, root);
+        } catch (EvaluationException e) {
+            // SpEL wraps a failed getter twice; the runtime logs the outermost message only, so say what happened
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof UnreadablePayload unreadable) {
+                    throw unreadable;
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The payload could not be converted for the key expression. */
+    static final class UnreadablePayload extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UnreadablePayload(Exception cause) {
+            super("the payload cannot be read for the key expression: " + cause.getClass().getSimpleName() + ": "
+                    + cause.getMessage(), cause);
+        }
+    }
+
+    /**
+     * What a key expression reads. Public so that SpEL's reflective accessors can call its getters; it lives in the
+     * starter's internal package and is not API.
+     */
+    public static final class Root {
+        private final Envelope envelope;
+        private final PayloadReader payload;
+
+        Root(Envelope envelope, PayloadReader payload) {
+            this.envelope = envelope;
+            this.payload = payload;
+        }
+
+        /** @return the message's application properties */
+        public Map<String, Object> getHeaders() {
+            return envelope.applicationProperties();
+        }
+
+        /**
+         * @return the body as the listener's body parameter receives it (the decoded body if it has none)
+         * @throws UnreadablePayload if the body cannot be converted
+         */
+        public Object getPayload() {
+            try {
+                return payload.read(envelope);
+            } catch (Exception e) {
+                throw new UnreadablePayload(e);
+            }
+        }
+
+        /** @return the AMQP message-id, or null */
+        public Object getMessageId() {
+            return envelope.messageId();
+        }
+
+        /** @return the message */
+        public Envelope getEnvelope() {
+            return envelope;
+        }
+    }
+}
