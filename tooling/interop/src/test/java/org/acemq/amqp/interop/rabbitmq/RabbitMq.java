@@ -142,6 +142,39 @@ public final class RabbitMq {
     }
 
     /**
+     * The AMQP 1.0 address a publisher sends to an exchange with: {@code /exchange/NAME} on 3.x (address format v1,
+     * the routing key taken from the message's subject), {@code /exchanges/NAME} (percent-encoded) on 4.x.
+     *
+     * @param exchange the exchange name
+     * @return the address
+     */
+    public String exchangeAddress(String exchange) {
+        return majorVersion() >= 4
+                ? "/exchanges/" + URLEncoder.encode(exchange, StandardCharsets.UTF_8).replace("+", "%20")
+                : "/exchange/" + exchange;
+    }
+
+    /**
+     * Declares a durable fanout exchange and binds the given queues to it, each declared as {@link #declareQueue}
+     * does (durable, with its dead-letter queue), as an operator sets up a publish/subscribe topology. Idempotent.
+     *
+     * @param exchange the exchange name
+     * @param queues the queue names; each must start with {@code interop.}
+     */
+    public void declareFanout(String exchange, String... queues) {
+        for (String queue : queues) {
+            declareQueue(queue);
+        }
+        withChannel(ch -> {
+            ch.exchangeDeclare(exchange, "fanout", true);
+            for (String queue : queues) {
+                ch.queueBind(queue, exchange, "");
+            }
+            return null;
+        });
+    }
+
+    /**
      * @param queue a queue name
      * @return the messages in the queue that are ready for delivery (not those delivered and not yet settled)
      */
