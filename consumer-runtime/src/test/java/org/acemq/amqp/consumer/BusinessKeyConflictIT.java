@@ -125,7 +125,7 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
                 await().until(() -> second.count(Outcome.REJECTED, SettleReason.CONFLICT) == 1);
             }
             assertThat(log.lines("arrived with fingerprint")).hasSize(2)
-                    .allSatisfy(line -> assertThat(line).contains("WARN").contains("rejecting").contains("o-1"));
+                    .allSatisfy(line -> assertThat(line).contains("WARN").contains("it is rejected").contains("o-1"));
         }
         assertThat(first.conflicts).hasSize(1);
         assertThat(second.conflicts).singleElement().satisfies(c -> assertThat(c.recordedFingerprint())
