@@ -9,6 +9,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -288,16 +289,34 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
      */
     @Override
     public List<Claim> acquireAll(List<String> messageIds) {
-        for (String id : messageIds) {
-            MessageIds.requireValid(id);
+        return acquireAll(messageIds, Collections.nCopies(messageIds.size(), null));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: as {@link #acquireAll(List)}, one statement for the whole list, each fingerprint recorded with its
+     * id's claim.
+     */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
+        Objects.requireNonNull(fingerprints, "fingerprints must not be null");
+        if (messageIds.size() != fingerprints.size()) {
+            throw new IllegalArgumentException("one fingerprint per identifier: " + messageIds.size()
+                    + " identifiers, " + fingerprints.size() + " fingerprints");
+        }
+        for (int i = 0; i < messageIds.size(); i++) {
+            MessageIds.requireValid(messageIds.get(i));
+            MessageIds.requireValidFingerprint(fingerprints.get(i));
         }
         if (messageIds.size() <= 1) {
-            return messageIds.isEmpty() ? List.of() : List.of(acquire(messageIds.get(0)));
+            return messageIds.isEmpty() ? List.of() : List.of(acquire(messageIds.get(0), fingerprints.get(0)));
         }
         try {
-            return Arrays.asList(batches.acquire(batchRunner, messageIds));
+            return Arrays.asList(batches.acquire(batchRunner, messageIds, fingerprints));
         } catch (StoreUnavailableException e) {
-            throw refusedIdOr(e, "acquire", messageIds, (c, id) -> acquireOn(c, id));
+            throw refusedIdOr(e, "acquire", messageIds,
+                    (c, id) -> acquireOn(c, id, fingerprints.get(messageIds.indexOf(id))));
         }
     }
 
@@ -409,28 +428,48 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     // ---------------------------------------------------------------------------------------------------------
     // LeasedIdempotencyStore
 
+    /** {@inheritDoc} Here: {@code acquire(messageId, null)}, a claim that records no fingerprint. */
     @Override
     public Claim acquire(String messageId) {
+        return acquire(messageId, null);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the same single statement as {@link #acquire(String)}; the fingerprint is a column of the id's row,
+     * written by the claim and read back by the same statement.
+     */
+    @Override
+    public Claim acquire(String messageId, String fingerprint) {
         MessageIds.requireValid(messageId);
+        MessageIds.requireValidFingerprint(fingerprint);
         // With group commit on, concurrent claims are coalesced into one unnest() statement (see JdbcGroupCommit);
         // a lone claim still runs the statement below.
-        return groupCommit != null ? groupCommit.acquire(messageId) : acquireNow(messageId);
+        return groupCommit != null ? groupCommit.acquire(messageId, fingerprint) : acquireNow(messageId, fingerprint);
     }
 
-    private Claim acquireNow(String messageId) {
-        return run("acquire", messageId, c -> acquireOn(c, messageId));
+    /** @return {@code true}: the fingerprint is a column of the table */
+    @Override
+    public boolean recordsFingerprints() {
+        return true;
     }
 
-    private Claim acquireOn(Connection c, String messageId) throws SQLException {
+    private Claim acquireNow(String messageId, String fingerprint) {
+        return run("acquire", messageId, c -> acquireOn(c, messageId, fingerprint));
+    }
+
+    private Claim acquireOn(Connection c, String messageId, String fingerprint) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, messageId);
             ps.setObject(2, owner);
-            ps.setString(3, messageId);
+            ps.setString(3, fingerprint);
+            ps.setString(4, messageId);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
                 }
-                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2));
+                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2), rs.getString(3));
             }
         }
     }
@@ -577,7 +616,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     /** What the table holds for one id, for the operator's tool. */
     record Row(int state, int attempts, boolean live, boolean remembered, java.time.OffsetDateTime leaseUntil,
-               java.time.OffsetDateTime expiresAt) {
+               java.time.OffsetDateTime expiresAt, String fingerprint) {
     }
 
     /** @return the id's row as the database sees it now, or null if there is none (never claimed, or purged) */
@@ -592,7 +631,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                     }
                     return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
                             rs.getObject(5, java.time.OffsetDateTime.class),
-                            rs.getObject(6, java.time.OffsetDateTime.class));
+                            rs.getObject(6, java.time.OffsetDateTime.class), rs.getString(7));
                 }
             }
         });
@@ -665,8 +704,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     /** What the group commit calls back: the single-id statements (for a batch of one) and the connection plumbing. */
     private final class GroupBackend implements JdbcGroupCommit.Backend {
         @Override
-        public Claim acquireOne(String id) {
-            return acquireNow(id);
+        public Claim acquireOne(String id, String fingerprint) {
+            return acquireNow(id, fingerprint);
         }
 
         @Override
