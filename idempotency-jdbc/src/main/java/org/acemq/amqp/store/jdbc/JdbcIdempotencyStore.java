@@ -10,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -626,13 +628,61 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             try (PreparedStatement ps = c.prepareStatement(sql.describe)) {
                 ps.setString(1, messageId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        return null;
-                    }
-                    return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
-                            rs.getObject(5, java.time.OffsetDateTime.class),
-                            rs.getObject(6, java.time.OffsetDateTime.class), rs.getString(7));
+                    return rs.next() ? row(rs) : null;
                 }
+            }
+        });
+    }
+
+    private static Row row(ResultSet rs) throws SQLException {
+        return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
+                rs.getObject(5, java.time.OffsetDateTime.class), rs.getObject(6, java.time.OffsetDateTime.class),
+                rs.getString(7));
+    }
+
+    /**
+     * What the table holds for one scope, for the operator's tool.
+     *
+     * @param scope the scope as {@link MessageIds#scopeOf} reads it back, or null for keys without one
+     */
+    record ScopeCount(String scope, long rows, long confirmed, long live, long retryable, long forgotten) {
+    }
+
+    /** @return the row counts of every scope in the table, in the order of the escaped scopes (a full scan) */
+    List<ScopeCount> scopes() {
+        return run("scopes", null, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.scopes); ResultSet rs = ps.executeQuery()) {
+                List<ScopeCount> counts = new ArrayList<>();
+                while (rs.next()) {
+                    String escaped = rs.getString(1);
+                    counts.add(new ScopeCount(escaped == null ? null : MessageIds.scopeOf(escaped + "|"),
+                            rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6)));
+                }
+                return counts;
+            }
+        });
+    }
+
+    /**
+     * @param scope a scope, as given to {@link MessageIds#scoped}
+     * @param limit the most keys to return, at least 1
+     * @return the store keys of that scope with their rows, in key order; never keys of another scope, however the
+     *     scopes are spelled ({@code %} and {@code _} of the scope match only themselves)
+     */
+    Map<String, Row> keysOfScope(String scope, int limit) {
+        String prefix = MessageIds.escapeScope(scope) + "|";
+        String pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
+        return run("keysOfScope", null, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.keysOfScope)) {
+                ps.setString(1, pattern);
+                ps.setInt(2, limit);
+                Map<String, Row> rows = new LinkedHashMap<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.put(rs.getString(8), row(rs));
+                    }
+                }
+                return rows;
             }
         });
     }

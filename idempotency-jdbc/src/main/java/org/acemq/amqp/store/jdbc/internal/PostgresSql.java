@@ -53,6 +53,8 @@ public final class PostgresSql {
     public final String resetAttempts;
     public final String describe;
     public final String purgeBatch;
+    public final String scopes;
+    public final String keysOfScope;
     public final List<String> ddl;
 
     /**
@@ -195,6 +197,22 @@ public final class PostgresSql {
         // Parameters: 1 id. For operators: what the store holds for one id (no row: unknown or purged).
         this.describe = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at,"
                 + " fingerprint FROM " + t + " WHERE id = ?";
+
+        // For operators, both read the whole table (or the part of it that matches): the tool runs them rarely.
+        // No parameters. Per scope (the escaped scope before the first '|' of the key; null for a key without one):
+        // rows, confirmed, claimed with a live lease, released or lapsed, forgotten (past retention, not yet purged).
+        String scope = "CASE WHEN strpos(id, '|') > 1 THEN left(id, strpos(id, '|') - 1) END";
+        this.scopes = "SELECT " + scope + " AS scope, count(*),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND state = 1),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND state = 0 AND lease_until > now()),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND (state = 2 OR (state = 0 AND lease_until"
+                + " <= now()))),\n"
+                + "       count(*) FILTER (WHERE expires_at <= now())\n"
+                + "  FROM " + t + " GROUP BY 1 ORDER BY 1 NULLS FIRST";
+        // Parameters: 1 LIKE pattern (the escaped scope, '|', '%'; with \ escaping), 2 limit. The keys of one scope
+        // in key order, with what describe reads.
+        this.keysOfScope = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at,"
+                + " fingerprint, id FROM " + t + " WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?";
 
         // Parameters: 1 batch size. Finds up to N expired rows through the expiry index and deletes them by ctid
         // (a TID scan); re-checking expires_at keeps a row that was re-claimed in between.
