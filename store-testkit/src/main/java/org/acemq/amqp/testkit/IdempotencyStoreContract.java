@@ -96,7 +96,12 @@ import net.jqwik.api.lifecycle.AfterTry;
  * the retention, when (or whether) a released or lapsed-and-untouched identifier is forgotten as long as it is not
  * forgotten before {@code retention} has passed since it became idle, and whether the owner's own {@code renew} or
  * {@code release(Claim)} still acts on its lapsed lease that nobody took over. Everything else in the
- * {@link org.acemq.amqp.api.IdempotencyStore} and {@link LeasedIdempotencyStore} Javadoc is checked.
+ * {@link org.acemq.amqp.api.IdempotencyStore} and {@link LeasedIdempotencyStore} Javadoc is checked, including that
+ * keys of different scopes ({@link MessageIds#scoped}) never meet, and the fingerprint rules: for a store whose
+ * {@link LeasedIdempotencyStore#recordsFingerprints()} is true, single and batch calls, a repeated id in one batch and
+ * what a peer reads back; for one that records none, claims without fingerprints and calls that still work. Under
+ * contention an {@code IN_PROGRESS} claim may report no fingerprint (a store that cannot tell whose it would be), but
+ * never another claim's than the holder's.
  *
  * @param <S> the store type under test
  */
