@@ -1479,11 +1479,18 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
             run(s.op(), owners, claims, model);
         } else if (op instanceof AcquireAll a) {
             List<String> ids = a.ids().stream().map(IdempotencyStoreContract::key).toList();
-            List<Claim> answers = owners.get(a.owner()).acquireAll(ids);
+            // every third without a fingerprint; a repeated id is sent with another fingerprint than its first copy
+            List<String> prints = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++) {
+                prints.add(i % 3 == 2 ? null : print(100 + 10 * a.owner() + i));
+            }
+            boolean withPrints = a.ids().size() % 2 == 0;
+            List<Claim> answers = withPrints ? owners.get(a.owner()).acquireAll(ids, prints)
+                    : owners.get(a.owner()).acquireAll(ids);
             assertThat(answers).hasSize(ids.size());
             for (int i = 0; i < ids.size(); i++) {
                 assertThat(answers.get(i).messageId()).isEqualTo(ids.get(i));
-                model.acquire(a.owner(), ids.get(i), answers.get(i), c -> c);
+                model.acquire(a.owner(), ids.get(i), withPrints ? prints.get(i) : null, answers.get(i), c -> c);
                 if (answers.get(i).claimed()) {
                     claims.get(a.owner()).add(answers.get(i));
                 }
@@ -1712,7 +1719,8 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
             Renew, IsConfirmed, Attempts, Advance {
     }
 
-    record Acquire(int owner, int id) implements Op { }
+    /** @param print the fingerprint passed: 0 none ({@code acquire(id)}), else {@code print(n)} */
+    record Acquire(int owner, int id, int print) implements Op { }
 
     record TryClaim(int owner, int id) implements Op { }
 
@@ -1761,7 +1769,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
         List<S> owners = List.of(first, peer(first));
         List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
-        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
+        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION, first.recordsFingerprints());
         int step = 0;
         for (T op : ops) {
             step++;
@@ -1776,8 +1784,10 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
 
     private void run(Op op, List<S> owners, List<List<Claim>> claims, ContractModel model) {
         if (op instanceof Acquire a) {
-            Claim claim = owners.get(a.owner()).acquire(key(a.id()));
-            model.acquire(a.owner(), key(a.id()), claim, c -> c);
+            String print = a.print() == 0 ? null : print(a.print());
+            Claim claim = print == null ? owners.get(a.owner()).acquire(key(a.id()))
+                    : owners.get(a.owner()).acquire(key(a.id()), print);
+            model.acquire(a.owner(), key(a.id()), print, claim, c -> c);
             if (claim.claimed()) {
                 claims.get(a.owner()).add(claim);
             }
@@ -1841,7 +1851,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         Arbitrary<Integer> ref = Arbitraries.integers().between(0, 3);
         Arbitrary<Op> advance = Arbitraries.of(1, 2, 5, 9, 10, 11, 20, 29, 30, 31).map(Advance::new);
         return Arbitraries.frequencyOf(
-                Tuple.of(8, Combinators.combine(owner, id).as(Acquire::new)),
+                Tuple.of(8, Combinators.combine(owner, id, Arbitraries.integers().between(0, 3)).as(Acquire::new)),
                 Tuple.of(2, Combinators.combine(owner, id).as(TryClaim::new)),
                 Tuple.of(2, Combinators.combine(owner, id).as(ClaimBool::new)),
                 Tuple.of(3, Combinators.combine(owner, id).as(ConfirmId::new)),
