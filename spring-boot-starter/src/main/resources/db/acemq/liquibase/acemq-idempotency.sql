@@ -5,6 +5,7 @@
 -- acemq.store.jdbc.initialize-schema=false. The same schema as JdbcIdempotencyStore.createSchema()
 -- (/org/acemq/amqp/store/jdbc/postgresql.sql) for the default table name acemq_idempotency; the starter's tests
 -- compare the two. For another table name, copy this file into your own changelog and rename.
+-- An applied changeset must never change (Liquibase checks its checksum): each schema change is a changeset of its own.
 
 --changeset acemq:acemq-idempotency-1
 CREATE TABLE IF NOT EXISTS acemq_idempotency (
@@ -19,3 +20,8 @@ CREATE TABLE IF NOT EXISTS acemq_idempotency (
 );
 CREATE INDEX IF NOT EXISTS acemq_idempotency_expires_at_idx ON acemq_idempotency (expires_at);
 --rollback DROP TABLE acemq_idempotency;
+
+--changeset acemq:acemq-idempotency-2
+--comment: the fingerprint recorded with each claim (null when none was given); nullable, so no table rewrite
+ALTER TABLE acemq_idempotency ADD COLUMN IF NOT EXISTS fingerprint text;
+--rollback ALTER TABLE acemq_idempotency DROP COLUMN fingerprint;

@@ -30,7 +30,10 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
  *       {@code ALREADY_CONFIRMED} claim), and for {@code IN_PROGRESS} either the count or 0.</li>
  * </ul>
  * Everything else is exact: a lease is live while {@code now < grantedAt + lease}, a confirmation is remembered
- * while {@code now < confirmedAt + retention} and forgotten (attempt count and all) from then on.
+ * while {@code now < confirmedAt + retention} and forgotten (attempt count and all) from then on. For a store that
+ * records fingerprints, every claim reports the fingerprint its state holds: a claim records its own, confirming and
+ * releasing keep it, {@code confirm(String)} of an absent identifier records none, forgetting forgets it; for a store
+ * that records none, every claim reports none.
  */
 final class ContractModel {
 
@@ -42,16 +45,23 @@ final class ContractModel {
      * @param deadline CLAIMED: when the lease ends; RELEASED: earliest time it may be forgotten; CONFIRMED: when it is
      *     forgotten
      */
-    record State(Kind kind, int owner, int attempt, long deadline) {
-        static final State ABSENT = new State(Kind.ABSENT, -1, 0, 0);
+    record State(Kind kind, int owner, int attempt, long deadline, String print) {
+        static final State ABSENT = new State(Kind.ABSENT, -1, 0, 0, null);
+
+        State(Kind kind, int owner, int attempt, long deadline) {
+            this(kind, owner, attempt, deadline, null);
+        }
 
         @Override
         public String toString() {
             switch (kind) {
                 case ABSENT: return "ABSENT";
-                case CLAIMED: return "CLAIMED(owner=" + owner + ", attempt=" + attempt + ", leaseUntil=" + deadline + ")";
-                case RELEASED: return "RELEASED(attempt=" + attempt + ", mayForgetFrom=" + deadline + ")";
-                default: return "CONFIRMED(attempt=" + attempt + ", forgottenAt=" + deadline + ")";
+                case CLAIMED: return "CLAIMED(owner=" + owner + ", attempt=" + attempt + ", leaseUntil=" + deadline
+                        + ", fingerprint=" + print + ")";
+                case RELEASED: return "RELEASED(attempt=" + attempt + ", mayForgetFrom=" + deadline + ", fingerprint="
+                        + print + ")";
+                default: return "CONFIRMED(attempt=" + attempt + ", forgottenAt=" + deadline + ", fingerprint="
+                        + print + ")";
             }
         }
     }
@@ -62,12 +72,21 @@ final class ContractModel {
 
     private final long lease;
     private final long retention;
+    private final boolean records;
     private final Map<String, Set<State>> states = new HashMap<>();
     private long now;
 
     ContractModel(long leaseSeconds, long retentionSeconds) {
+        this(leaseSeconds, retentionSeconds, false);
+    }
+
+    /**
+     * @param records whether the store records fingerprints ({@code recordsFingerprints()})
+     */
+    ContractModel(long leaseSeconds, long retentionSeconds, boolean records) {
         this.lease = leaseSeconds;
         this.retention = retentionSeconds;
+        this.records = records;
     }
 
     void advance(long seconds) {
@@ -82,23 +101,29 @@ final class ContractModel {
 
     /** acquire / tryClaim / claim: {@code answer} is the Claim, ClaimResult or Boolean the store returned. */
     void acquire(int owner, String id, Object answer, Function<Claim, Object> view) {
+        acquire(owner, id, null, answer, view);
+    }
+
+    /** acquire with a fingerprint (null for none). */
+    void acquire(int owner, String id, String print, Object answer, Function<Claim, Object> view) {
+        String recorded = records ? print : null;
         apply(id, answer, state -> {
             List<Outcome> out = new ArrayList<>();
             switch (state.kind) {
                 case ABSENT:
-                    out.add(claimed(id, view, 1, new State(Kind.CLAIMED, owner, 1, now + lease)));
+                    out.add(claimed(id, view, 1, new State(Kind.CLAIMED, owner, 1, now + lease, recorded)));
                     break;
                 case CLAIMED:
                     if (now < state.deadline) {
                         out.add(refused(view, ClaimResult.IN_PROGRESS, state.attempt, true, state));
                     } else {
                         out.add(claimed(id, view, state.attempt + 1,
-                                new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease)));
+                                new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease, recorded)));
                     }
                     break;
                 case RELEASED:
                     out.add(claimed(id, view, state.attempt + 1,
-                            new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease)));
+                            new State(Kind.CLAIMED, owner, state.attempt + 1, now + lease, recorded)));
                     break;
                 default:
                     out.add(refused(view, ClaimResult.ALREADY_CONFIRMED, -1, false, state));
@@ -108,7 +133,7 @@ final class ContractModel {
     }
 
     private static Outcome claimed(String id, Function<Claim, Object> view, int attempt, State next) {
-        Object expected = view.apply(new Claim(id, ClaimResult.CLAIMED, attempt));
+        Object expected = view.apply(new Claim(id, ClaimResult.CLAIMED, attempt, next.print));
         return new Outcome(expected::equals, String.valueOf(expected), next);
     }
 
@@ -121,8 +146,10 @@ final class ContractModel {
         }
         Predicate<Object> ok = a -> a instanceof Claim
                 && ((Claim) a).result() == result
-                && (attempt < 0 || ((Claim) a).attempt() == attempt || (orZero && ((Claim) a).attempt() == 0));
-        return new Outcome(ok, result + (attempt < 0 ? "" : " attempt " + attempt + (orZero ? " or 0" : "")), next);
+                && (attempt < 0 || ((Claim) a).attempt() == attempt || (orZero && ((Claim) a).attempt() == 0))
+                && java.util.Objects.equals(((Claim) a).fingerprint(), next.print);
+        return new Outcome(ok, result + (attempt < 0 ? "" : " attempt " + attempt + (orZero ? " or 0" : ""))
+                + " fingerprint " + next.print, next);
     }
 
     void confirmId(String id) {
@@ -138,12 +165,11 @@ final class ContractModel {
 
     private List<Outcome> confirmed(State state, Predicate<Object> accepts, String expected) {
         List<Outcome> out = new ArrayList<>();
+        State confirmed = new State(Kind.CONFIRMED, -1, state.attempt, now + retention, state.print);
         if (state.kind == Kind.CONFIRMED) {
             out.add(new Outcome(accepts, expected, state));
-            out.add(new Outcome(accepts, expected, new State(Kind.CONFIRMED, -1, state.attempt, now + retention)));
-        } else {
-            out.add(new Outcome(accepts, expected, new State(Kind.CONFIRMED, -1, state.attempt, now + retention)));
         }
+        out.add(new Outcome(accepts, expected, confirmed));
         return out;
     }
 
@@ -203,7 +229,7 @@ final class ContractModel {
     }
 
     private State released(State state, long idleSince) {
-        return new State(Kind.RELEASED, -1, state.attempt, idleSince + retention);
+        return new State(Kind.RELEASED, -1, state.attempt, idleSince + retention, state.print);
     }
 
     void renew(int owner, Claim claim, boolean answer) {
@@ -211,7 +237,7 @@ final class ContractModel {
             if (!holds(state, owner, claim)) {
                 return List.of(new Outcome(Boolean.FALSE::equals, "false", state));
             }
-            State extended = new State(Kind.CLAIMED, owner, state.attempt, now + lease);
+            State extended = new State(Kind.CLAIMED, owner, state.attempt, now + lease, state.print);
             if (now < state.deadline) {
                 return List.of(new Outcome(Boolean.TRUE::equals, "true", extended));
             }

@@ -96,7 +96,12 @@ import net.jqwik.api.lifecycle.AfterTry;
  * the retention, when (or whether) a released or lapsed-and-untouched identifier is forgotten as long as it is not
  * forgotten before {@code retention} has passed since it became idle, and whether the owner's own {@code renew} or
  * {@code release(Claim)} still acts on its lapsed lease that nobody took over. Everything else in the
- * {@link org.acemq.amqp.api.IdempotencyStore} and {@link LeasedIdempotencyStore} Javadoc is checked.
+ * {@link org.acemq.amqp.api.IdempotencyStore} and {@link LeasedIdempotencyStore} Javadoc is checked, including that
+ * keys of different scopes ({@link MessageIds#scoped}) never meet, and the fingerprint rules: for a store whose
+ * {@link LeasedIdempotencyStore#recordsFingerprints()} is true, single and batch calls, a repeated id in one batch and
+ * what a peer reads back; for one that records none, claims without fingerprints and calls that still work. Under
+ * contention an {@code IN_PROGRESS} claim may report no fingerprint (a store that cannot tell whose it would be), but
+ * never another claim's than the holder's.
  *
  * @param <S> the store type under test
  */
@@ -1109,6 +1114,339 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         assertThat(peer.isConfirmed("a")).isTrue();
     }
 
+    // ================================================================= scope isolation
+
+    /**
+     * Pairs of scopes whose keys must never meet: plain names, scopes that are prefixes of each other (with and without
+     * the separator), and scopes holding the characters {@link MessageIds#scoped} escapes.
+     */
+    private static final List<List<String>> SCOPE_PAIRS = List.of(
+            List.of("billing", "audit"),
+            List.of("orders", "orders-dlq"),
+            List.of("svc/orders", "svc"),
+            List.of("a|b", "a"),
+            List.of("50%", "50%25"),
+            List.of("x%7Cy", "x|y"),
+            List.of("topic#t1", "topic"));
+
+    @Test
+    @DisplayName("the same key in two scopes: claims, confirms, releases and attempts are independent")
+    void scopesAreIndependentForSingleCalls() {
+        S store = store();
+        S peer = peer(store);
+        for (List<String> pair : SCOPE_PAIRS) {
+            String a = MessageIds.scoped(pair.get(0), "s:1");
+            String b = MessageIds.scoped(pair.get(1), "s:1");
+            assertThat(a).as("store keys of %s", pair).isNotEqualTo(b);
+            assertThat(MessageIds.scopeOf(a)).isEqualTo(pair.get(0));
+            assertThat(MessageIds.scopeOf(b)).isEqualTo(pair.get(1));
+
+            Claim inA = store.acquire(a);
+            assertThat(inA).as("first claim in %s", pair.get(0)).isEqualTo(new Claim(a, ClaimResult.CLAIMED, 1));
+            Claim inB = peer.acquire(b);
+            assertThat(inB).as("the same key in %s is not in progress", pair.get(1))
+                    .isEqualTo(new Claim(b, ClaimResult.CLAIMED, 1));
+            assertThat(store.confirm(inA)).isTrue();
+            assertThat(peer.isConfirmed(b)).as("confirming in %s confirms nothing in %s", pair.get(0), pair.get(1))
+                    .isFalse();
+            assertThat(peer.release(inB)).isTrue();
+            assertThat(store.isConfirmed(a)).isTrue();
+            assertThat(store.tryClaim(a)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+            assertThat(peer.acquire(b)).as("released in %s, claimable again", pair.get(1))
+                    .isEqualTo(new Claim(b, ClaimResult.CLAIMED, 2));
+            assertThat(store.attempts(a)).isEqualTo(1);
+            assertThat(peer.attempts(b)).isEqualTo(2);
+            peer.release(b);
+            if (supportsResetAttempts()) {
+                assertThat(store.resetAttempts(a)).as("a confirmed key is not reset").isFalse();
+                assertThat(store.resetAttempts(b)).isTrue();
+                assertThat(store.attempts(b)).isZero();
+                assertThat(store.attempts(a)).as("resetting %s leaves %s alone", pair.get(1), pair.get(0))
+                        .isEqualTo(1);
+                assertThat(store.isConfirmed(a)).isTrue();
+            }
+            // the other way round: a confirm(String) in the second scope leaves a live claim in the first alone
+            String c = MessageIds.scoped(pair.get(0), "s:2");
+            String d = MessageIds.scoped(pair.get(1), "s:2");
+            Claim inC = store.acquire(c);
+            peer.confirm(d);
+            assertThat(store.isConfirmed(c)).isFalse();
+            assertThat(peer.acquire(c).result()).isEqualTo(ClaimResult.IN_PROGRESS);
+            assertThat(store.release(inC)).isTrue();
+            assertThat(store.attempts(c)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("the same key in two scopes within one batch: acquireAll, confirmAll and releaseAll keep them apart")
+    void scopesAreIndependentInBatches() {
+        S store = store();
+        S peer = peer(store);
+        List<String> keys = new ArrayList<>();
+        for (List<String> pair : SCOPE_PAIRS) {
+            keys.add(MessageIds.scoped(pair.get(0), "s:1"));
+            keys.add(MessageIds.scoped(pair.get(1), "s:1"));
+        }
+        List<String> distinct = keys.stream().distinct().toList();
+        assertThat(distinct).as("every scope of the pairs gives its own key").hasSize(keys.size());
+        List<Claim> claims = store.acquireAll(distinct);
+        for (int i = 0; i < distinct.size(); i++) {
+            assertThat(claims.get(i)).isEqualTo(new Claim(distinct.get(i), ClaimResult.CLAIMED, 1));
+        }
+        List<Claim> even = new ArrayList<>();
+        List<Claim> odd = new ArrayList<>();
+        for (int i = 0; i < claims.size(); i++) {
+            (i % 2 == 0 ? even : odd).add(claims.get(i));
+        }
+        assertThat(store.confirmAll(even)).isEmpty();
+        store.releaseAll(odd);
+        List<Claim> again = peer.acquireAll(distinct);
+        for (int i = 0; i < distinct.size(); i++) {
+            String key = distinct.get(i);
+            if (i % 2 == 0) {
+                assertThat(again.get(i).result()).as(key).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+                assertThat(peer.isConfirmed(key)).isTrue();
+            } else {
+                assertThat(again.get(i)).as(key).isEqualTo(new Claim(key, ClaimResult.CLAIMED, 2));
+                assertThat(peer.isConfirmed(key)).isFalse();
+            }
+        }
+    }
+
+    // ================================================================= fingerprints
+
+    /** A fingerprint as the runtime makes them: 32 hex characters. */
+    private static String print(int n) {
+        return String.format("%032x", n);
+    }
+
+    @Test
+    @DisplayName("fingerprints: a claim records its own; IN_PROGRESS and ALREADY_CONFIRMED report the holder's")
+    void fingerprintIsRecordedAndReported() {
+        S store = store();
+        S peer = peer(store);
+        String id = MessageIds.scoped("orders", "s:o-1");
+        Claim claim = store.acquire(id, print(1));
+        assertThat(claim.result()).isEqualTo(ClaimResult.CLAIMED);
+        if (!store.recordsFingerprints()) {
+            assertThat(claim.fingerprint()).as("a store that records none reports none").isNull();
+            Claim busy = peer.acquire(id, print(2));
+            assertThat(busy.result()).isEqualTo(ClaimResult.IN_PROGRESS);
+            assertThat(busy.fingerprint()).isNull();
+            assertThat(store.confirm(claim)).isTrue();
+            assertThat(peer.acquire(id, print(2)).fingerprint()).isNull();
+            return;
+        }
+        assertThat(claim).isEqualTo(new Claim(id, ClaimResult.CLAIMED, 1, print(1)));
+        Claim busy = peer.acquire(id, print(2));
+        assertThat(busy.result()).isEqualTo(ClaimResult.IN_PROGRESS);
+        assertThat(busy.fingerprint()).as("the holder's fingerprint, seen by another store instance")
+                .isEqualTo(print(1));
+        assertThat(store.acquire(id).fingerprint()).as("asked without one").isEqualTo(print(1));
+        assertThat(store.renew(claim)).isTrue();
+        assertThat(store.confirm(claim)).isTrue();
+        assertThat(peer.acquire(id, print(3))).as("confirm keeps it")
+                .isEqualTo(new Claim(id, ClaimResult.ALREADY_CONFIRMED, peer.acquire(id).attempt(), print(1)));
+        assertThat(store.acquire(id, print(1)).fingerprint()).isEqualTo(print(1));
+        store.confirm(id);
+        assertThat(peer.acquire(id).fingerprint()).as("a second confirm keeps it too").isEqualTo(print(1));
+
+        String plain = MessageIds.scoped("orders", "s:o-2");
+        assertThat(store.acquire(plain)).as("acquire(id) records none")
+                .isEqualTo(new Claim(plain, ClaimResult.CLAIMED, 1, null));
+        assertThat(peer.acquire(plain, print(4)).fingerprint()).isNull();
+
+        String unclaimed = MessageIds.scoped("orders", "s:o-3");
+        store.confirm(unclaimed);
+        Claim done = peer.acquire(unclaimed, print(5));
+        assertThat(done.result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(done.fingerprint()).as("confirm(String) of an unknown id records none").isNull();
+    }
+
+    @Test
+    @DisplayName("fingerprints: a new claim after a release or a lapsed lease replaces the old one")
+    void fingerprintIsReplacedByEveryNewClaim() {
+        S store = store();
+        S peer = peer(store);
+        String id = MessageIds.scoped("orders", "s:o-1");
+        Claim first = store.acquire(id, print(1));
+        assertThat(store.release(first)).isTrue();
+        Claim second = peer.acquire(id, print(2));
+        if (!store.recordsFingerprints()) {
+            assertThat(second).isEqualTo(new Claim(id, ClaimResult.CLAIMED, 2));
+            return;
+        }
+        assertThat(second).as("re-claimed after a release").isEqualTo(new Claim(id, ClaimResult.CLAIMED, 2, print(2)));
+        assertThat(store.acquire(id, print(1)).fingerprint()).isEqualTo(print(2));
+        lapse();
+        Claim third = store.acquire(id, null);
+        assertThat(third).as("taken over without a fingerprint").isEqualTo(new Claim(id, ClaimResult.CLAIMED, 3, null));
+        assertThat(peer.acquire(id, print(2)).fingerprint()).isNull();
+        lapse();
+        Claim fourth = store.acquire(id, print(4));
+        assertThat(fourth).isEqualTo(new Claim(id, ClaimResult.CLAIMED, 4, print(4)));
+        assertThat(peer.confirm(second)).as("a stale confirm records completion").isFalse();
+        assertThat(peer.acquire(id, print(2))).as("and keeps the fingerprint the row holds")
+                .isEqualTo(new Claim(id, ClaimResult.ALREADY_CONFIRMED, peer.acquire(id).attempt(), print(4)));
+    }
+
+    @Test
+    @DisplayName("fingerprints: forgetting an id (resetAttempts, end of retention) forgets its fingerprint")
+    void fingerprintIsForgottenWithTheId() {
+        S store = store();
+        S peer = peer(store);
+        String reset = MessageIds.scoped("orders", "s:reset");
+        String retained = MessageIds.scoped("orders", "s:retained");
+        String confirmedLate = MessageIds.scoped("orders", "s:late");
+        assertThat(store.release(store.acquire(reset, print(1)))).isTrue();
+        assertThat(store.confirm(store.acquire(retained, print(2)))).isTrue();
+        assertThat(store.confirm(store.acquire(confirmedLate, print(3)))).isTrue();
+        if (supportsResetAttempts()) {
+            assertThat(peer.resetAttempts(reset)).isTrue();
+            store.acquire(reset, null);
+            assertThat(peer.acquire(reset, print(9)).fingerprint()).as("after resetAttempts").isNull();
+        }
+        advance(RETENTION);
+        Claim again = peer.acquire(retained, print(5));
+        assertThat(again.result()).as("forgotten at the end of the retention").isEqualTo(ClaimResult.CLAIMED);
+        assertThat(again.fingerprint()).isEqualTo(store.recordsFingerprints() ? print(5) : null);
+        peer.confirm(confirmedLate);
+        assertThat(store.acquire(confirmedLate, print(6)))
+                .as("confirm(String) of a forgotten id records none")
+                .isEqualTo(new Claim(confirmedLate, ClaimResult.ALREADY_CONFIRMED,
+                        store.acquire(confirmedLate).attempt(), null));
+    }
+
+    @Test
+    @DisplayName("fingerprints in acquireAll: each recorded with its id, a repeated id reports the first copy's")
+    void fingerprintsInBatches() {
+        S store = store();
+        S peer = peer(store);
+        String x = MessageIds.scoped("orders", "s:x");
+        String y = MessageIds.scoped("orders", "s:y");
+        String z = MessageIds.scoped("audit", "s:x");
+        String done = MessageIds.scoped("orders", "s:done");
+        String none = MessageIds.scoped("orders", "s:none");
+        assertThat(store.confirm(store.acquire(done, print(7)))).isTrue();
+        boolean records = store.recordsFingerprints();
+        List<Claim> claims = store.acquireAll(List.of(x, y, x, z, done, none),
+                java.util.Arrays.asList(print(1), print(2), print(3), print(4), print(8), null));
+        assertThat(claims).containsExactly(
+                new Claim(x, ClaimResult.CLAIMED, 1, records ? print(1) : null),
+                new Claim(y, ClaimResult.CLAIMED, 1, records ? print(2) : null),
+                new Claim(x, ClaimResult.IN_PROGRESS, 1, records ? print(1) : null),
+                new Claim(z, ClaimResult.CLAIMED, 1, records ? print(4) : null),
+                new Claim(done, ClaimResult.ALREADY_CONFIRMED, claims.get(4).attempt(), records ? print(7) : null),
+                new Claim(none, ClaimResult.CLAIMED, 1, null));
+        List<Claim> seen = peer.acquireAll(List.of(z, x, y), List.of(print(5), print(5), print(5)));
+        assertThat(seen).extracting(Claim::result).containsOnly(ClaimResult.IN_PROGRESS);
+        assertThat(seen).extracting(Claim::fingerprint).as("what another store instance reads back")
+                .containsExactly(records ? print(4) : null, records ? print(1) : null, records ? print(2) : null);
+        assertThat(store.confirmAll(List.of(claims.get(0), claims.get(1)))).isEmpty();
+        store.releaseAll(List.of(claims.get(3)));
+        List<Claim> after = peer.acquireAll(List.of(x, z, z), List.of(print(5), print(6), print(7)));
+        assertThat(after).containsExactly(
+                new Claim(x, ClaimResult.ALREADY_CONFIRMED, after.get(0).attempt(), records ? print(1) : null),
+                new Claim(z, ClaimResult.CLAIMED, 2, records ? print(6) : null),
+                new Claim(z, ClaimResult.IN_PROGRESS, 2, records ? print(6) : null));
+        assertThat(peer.acquireAll(List.of(), List.of())).isEmpty();
+    }
+
+    @Test
+    @DisplayName("fingerprint arguments are checked before anything is written")
+    void badFingerprintsFailFast() {
+        S store = store();
+        String id = MessageIds.scoped("orders", "s:o-1");
+        for (String bad : List.of("", " ", "x".repeat(MessageIds.MAX_FINGERPRINT_LENGTH + 1), "nul\u0000")) {
+            if (store.recordsFingerprints()) {
+                assertThatThrownBy(() -> store.acquire(id, bad)).as(describe(bad))
+                        .isInstanceOf(IllegalArgumentException.class);
+                assertThatThrownBy(() -> store.acquireAll(List.of(id, "s:other"), List.of(print(1), bad)))
+                        .as(describe(bad)).isInstanceOf(IllegalArgumentException.class);
+            }
+        }
+        assertThatThrownBy(() -> store.acquireAll(List.of(id, "s:other"), List.of(print(1))))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(store.attempts(id)).as("nothing was claimed").isZero();
+        assertThat(store.attempts("s:other")).isZero();
+        String longest = "f".repeat(MessageIds.MAX_FINGERPRINT_LENGTH);
+        assertThat(store.acquire(id, longest).fingerprint()).isEqualTo(store.recordsFingerprints() ? longest : null);
+    }
+
+    @Test
+    @DisplayName("many threads racing on the same ids with their own fingerprints: every reported fingerprint is the winner's")
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void racingClaimsReportTheWinnersFingerprint() throws Exception {
+        S store = store(Duration.ofHours(1), Duration.ofHours(2));
+        S peer = peer(store);
+        int threads = Math.max(2, contentionThreads());
+        int ids = Math.min(contentionIds(), 2_000);
+        boolean records = store.recordsFingerprints();
+        java.util.concurrent.atomic.AtomicReferenceArray<String> winners =
+                new java.util.concurrent.atomic.AtomicReferenceArray<>(ids);
+        ConcurrentLinkedQueue<String[]> seen = new ConcurrentLinkedQueue<>();
+        race(threads, thread -> {
+            S mine = thread % 2 == 0 ? store : peer;
+            List<Integer> batch = new ArrayList<>();
+            for (int i : aligned(ids, thread)) {
+                if (thread % 3 != 0) {
+                    record(i, mine.acquire(id(i), print(thread * ids + i)), print(thread * ids + i), records, winners,
+                            seen);
+                    continue;
+                }
+                batch.add(i);
+                if (batch.size() == 4) {
+                    List<String> keys = batch.stream().map(IdempotencyStoreContract::id).toList();
+                    List<String> prints = batch.stream().map(n -> print(thread * ids + n)).toList();
+                    List<Claim> answers = mine.acquireAll(keys, prints);
+                    for (int k = 0; k < batch.size(); k++) {
+                        record(batch.get(k), answers.get(k), prints.get(k), records, winners, seen);
+                    }
+                    batch.clear();
+                }
+            }
+            if (!batch.isEmpty()) {
+                List<String> prints = batch.stream().map(n -> print(thread * ids + n)).toList();
+                List<Claim> answers = mine.acquireAll(batch.stream().map(IdempotencyStoreContract::id).toList(),
+                        prints);
+                for (int k = 0; k < batch.size(); k++) {
+                    record(batch.get(k), answers.get(k), prints.get(k), records, winners, seen);
+                }
+            }
+        });
+        for (int i = 0; i < ids; i++) {
+            assertThat(winners.get(i)).as("a winner for %s", id(i)).isNotNull();
+        }
+        for (String[] s : seen) {
+            int i = Integer.parseInt(s[0]);
+            if (records) {
+                assertThat(s[1]).as("fingerprint reported for %s", id(i)).isIn(null, winners.get(i));
+            } else {
+                assertThat(s[1]).isNull();
+            }
+        }
+        if (records) {
+            for (int i = 0; i < ids; i += Math.max(1, ids / 50)) {
+                assertThat(store.acquire(id(i)).fingerprint()).isEqualTo(winners.get(i));
+            }
+        }
+    }
+
+    private static void record(int i, Claim claim, String sent, boolean records,
+                               java.util.concurrent.atomic.AtomicReferenceArray<String> winners,
+                               ConcurrentLinkedQueue<String[]> seen) {
+        if (claim.claimed()) {
+            if (!java.util.Objects.equals(claim.fingerprint(), records ? sent : null)) {
+                throw new AssertionError(id(i) + " CLAIMED with fingerprint " + claim.fingerprint() + ", sent " + sent);
+            }
+            if (!winners.compareAndSet(i, null, records ? sent : "(none)")) {
+                throw new AssertionError(id(i) + " was claimed twice");
+            }
+        } else {
+            seen.add(new String[] {String.valueOf(i), claim.fingerprint()});
+        }
+    }
+
     // ================================================================= model-based property with batches
 
     record AcquireAll(int owner, List<Integer> ids) implements BatchOp { }
@@ -1141,11 +1479,18 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
             run(s.op(), owners, claims, model);
         } else if (op instanceof AcquireAll a) {
             List<String> ids = a.ids().stream().map(IdempotencyStoreContract::key).toList();
-            List<Claim> answers = owners.get(a.owner()).acquireAll(ids);
+            // every third without a fingerprint; a repeated id is sent with another fingerprint than its first copy
+            List<String> prints = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++) {
+                prints.add(i % 3 == 2 ? null : print(100 + 10 * a.owner() + i));
+            }
+            boolean withPrints = a.ids().size() % 2 == 0;
+            List<Claim> answers = withPrints ? owners.get(a.owner()).acquireAll(ids, prints)
+                    : owners.get(a.owner()).acquireAll(ids);
             assertThat(answers).hasSize(ids.size());
             for (int i = 0; i < ids.size(); i++) {
                 assertThat(answers.get(i).messageId()).isEqualTo(ids.get(i));
-                model.acquire(a.owner(), ids.get(i), answers.get(i), c -> c);
+                model.acquire(a.owner(), ids.get(i), withPrints ? prints.get(i) : null, answers.get(i), c -> c);
                 if (answers.get(i).claimed()) {
                     claims.get(a.owner()).add(answers.get(i));
                 }
@@ -1374,7 +1719,8 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
             Renew, IsConfirmed, Attempts, Advance {
     }
 
-    record Acquire(int owner, int id) implements Op { }
+    /** @param print the fingerprint passed: 0 none ({@code acquire(id)}), else {@code print(n)} */
+    record Acquire(int owner, int id, int print) implements Op { }
 
     record TryClaim(int owner, int id) implements Op { }
 
@@ -1423,7 +1769,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         S first = store(Duration.ofSeconds(MODEL_LEASE), Duration.ofSeconds(MODEL_RETENTION));
         List<S> owners = List.of(first, peer(first));
         List<List<Claim>> claims = List.of(new ArrayList<>(), new ArrayList<>());
-        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION);
+        ContractModel model = new ContractModel(MODEL_LEASE, MODEL_RETENTION, first.recordsFingerprints());
         int step = 0;
         for (T op : ops) {
             step++;
@@ -1438,8 +1784,10 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
 
     private void run(Op op, List<S> owners, List<List<Claim>> claims, ContractModel model) {
         if (op instanceof Acquire a) {
-            Claim claim = owners.get(a.owner()).acquire(key(a.id()));
-            model.acquire(a.owner(), key(a.id()), claim, c -> c);
+            String print = a.print() == 0 ? null : print(a.print());
+            Claim claim = print == null ? owners.get(a.owner()).acquire(key(a.id()))
+                    : owners.get(a.owner()).acquire(key(a.id()), print);
+            model.acquire(a.owner(), key(a.id()), print, claim, c -> c);
             if (claim.claimed()) {
                 claims.get(a.owner()).add(claim);
             }
@@ -1503,7 +1851,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         Arbitrary<Integer> ref = Arbitraries.integers().between(0, 3);
         Arbitrary<Op> advance = Arbitraries.of(1, 2, 5, 9, 10, 11, 20, 29, 30, 31).map(Advance::new);
         return Arbitraries.frequencyOf(
-                Tuple.of(8, Combinators.combine(owner, id).as(Acquire::new)),
+                Tuple.of(8, Combinators.combine(owner, id, Arbitraries.integers().between(0, 3)).as(Acquire::new)),
                 Tuple.of(2, Combinators.combine(owner, id).as(TryClaim::new)),
                 Tuple.of(2, Combinators.combine(owner, id).as(ClaimBool::new)),
                 Tuple.of(3, Combinators.combine(owner, id).as(ConfirmId::new)),

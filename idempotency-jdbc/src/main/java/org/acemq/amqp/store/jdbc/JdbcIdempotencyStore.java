@@ -9,7 +9,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -288,16 +291,34 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
      */
     @Override
     public List<Claim> acquireAll(List<String> messageIds) {
-        for (String id : messageIds) {
-            MessageIds.requireValid(id);
+        return acquireAll(messageIds, Collections.nCopies(messageIds.size(), null));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: as {@link #acquireAll(List)}, one statement for the whole list, each fingerprint recorded with its
+     * id's claim.
+     */
+    @Override
+    public List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
+        Objects.requireNonNull(fingerprints, "fingerprints must not be null");
+        if (messageIds.size() != fingerprints.size()) {
+            throw new IllegalArgumentException("one fingerprint per identifier: " + messageIds.size()
+                    + " identifiers, " + fingerprints.size() + " fingerprints");
+        }
+        for (int i = 0; i < messageIds.size(); i++) {
+            MessageIds.requireValid(messageIds.get(i));
+            MessageIds.requireValidFingerprint(fingerprints.get(i));
         }
         if (messageIds.size() <= 1) {
-            return messageIds.isEmpty() ? List.of() : List.of(acquire(messageIds.get(0)));
+            return messageIds.isEmpty() ? List.of() : List.of(acquire(messageIds.get(0), fingerprints.get(0)));
         }
         try {
-            return Arrays.asList(batches.acquire(batchRunner, messageIds));
+            return Arrays.asList(batches.acquire(batchRunner, messageIds, fingerprints));
         } catch (StoreUnavailableException e) {
-            throw refusedIdOr(e, "acquire", messageIds, (c, id) -> acquireOn(c, id));
+            throw refusedIdOr(e, "acquire", messageIds,
+                    (c, id) -> acquireOn(c, id, fingerprints.get(messageIds.indexOf(id))));
         }
     }
 
@@ -409,28 +430,48 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     // ---------------------------------------------------------------------------------------------------------
     // LeasedIdempotencyStore
 
+    /** {@inheritDoc} Here: {@code acquire(messageId, null)}, a claim that records no fingerprint. */
     @Override
     public Claim acquire(String messageId) {
+        return acquire(messageId, null);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the same single statement as {@link #acquire(String)}; the fingerprint is a column of the id's row,
+     * written by the claim and read back by the same statement.
+     */
+    @Override
+    public Claim acquire(String messageId, String fingerprint) {
         MessageIds.requireValid(messageId);
+        MessageIds.requireValidFingerprint(fingerprint);
         // With group commit on, concurrent claims are coalesced into one unnest() statement (see JdbcGroupCommit);
         // a lone claim still runs the statement below.
-        return groupCommit != null ? groupCommit.acquire(messageId) : acquireNow(messageId);
+        return groupCommit != null ? groupCommit.acquire(messageId, fingerprint) : acquireNow(messageId, fingerprint);
     }
 
-    private Claim acquireNow(String messageId) {
-        return run("acquire", messageId, c -> acquireOn(c, messageId));
+    /** @return {@code true}: the fingerprint is a column of the table */
+    @Override
+    public boolean recordsFingerprints() {
+        return true;
     }
 
-    private Claim acquireOn(Connection c, String messageId) throws SQLException {
+    private Claim acquireNow(String messageId, String fingerprint) {
+        return run("acquire", messageId, c -> acquireOn(c, messageId, fingerprint));
+    }
+
+    private Claim acquireOn(Connection c, String messageId, String fingerprint) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
             ps.setString(1, messageId);
             ps.setObject(2, owner);
-            ps.setString(3, messageId);
+            ps.setString(3, fingerprint);
+            ps.setString(4, messageId);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
                 }
-                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2));
+                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2), rs.getString(3));
             }
         }
     }
@@ -577,7 +618,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     /** What the table holds for one id, for the operator's tool. */
     record Row(int state, int attempts, boolean live, boolean remembered, java.time.OffsetDateTime leaseUntil,
-               java.time.OffsetDateTime expiresAt) {
+               java.time.OffsetDateTime expiresAt, String fingerprint) {
     }
 
     /** @return the id's row as the database sees it now, or null if there is none (never claimed, or purged) */
@@ -587,13 +628,61 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             try (PreparedStatement ps = c.prepareStatement(sql.describe)) {
                 ps.setString(1, messageId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        return null;
-                    }
-                    return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
-                            rs.getObject(5, java.time.OffsetDateTime.class),
-                            rs.getObject(6, java.time.OffsetDateTime.class));
+                    return rs.next() ? row(rs) : null;
                 }
+            }
+        });
+    }
+
+    private static Row row(ResultSet rs) throws SQLException {
+        return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
+                rs.getObject(5, java.time.OffsetDateTime.class), rs.getObject(6, java.time.OffsetDateTime.class),
+                rs.getString(7));
+    }
+
+    /**
+     * What the table holds for one scope, for the operator's tool.
+     *
+     * @param scope the scope as {@link MessageIds#scopeOf} reads it back, or null for keys without one
+     */
+    record ScopeCount(String scope, long rows, long confirmed, long live, long retryable, long forgotten) {
+    }
+
+    /** @return the row counts of every scope in the table, in the order of the escaped scopes (a full scan) */
+    List<ScopeCount> scopes() {
+        return run("scopes", null, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.scopes); ResultSet rs = ps.executeQuery()) {
+                List<ScopeCount> counts = new ArrayList<>();
+                while (rs.next()) {
+                    String escaped = rs.getString(1);
+                    counts.add(new ScopeCount(escaped == null ? null : MessageIds.scopeOf(escaped + "|"),
+                            rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6)));
+                }
+                return counts;
+            }
+        });
+    }
+
+    /**
+     * @param scope a scope, as given to {@link MessageIds#scoped}
+     * @param limit the most keys to return, at least 1
+     * @return the store keys of that scope with their rows, in key order; never keys of another scope, however the
+     *     scopes are spelled ({@code %} and {@code _} of the scope match only themselves)
+     */
+    Map<String, Row> keysOfScope(String scope, int limit) {
+        String prefix = MessageIds.escapeScope(scope) + "|";
+        String pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
+        return run("keysOfScope", null, c -> {
+            try (PreparedStatement ps = c.prepareStatement(sql.keysOfScope)) {
+                ps.setString(1, pattern);
+                ps.setInt(2, limit);
+                Map<String, Row> rows = new LinkedHashMap<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.put(rs.getString(8), row(rs));
+                    }
+                }
+                return rows;
             }
         });
     }
@@ -665,8 +754,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     /** What the group commit calls back: the single-id statements (for a batch of one) and the connection plumbing. */
     private final class GroupBackend implements JdbcGroupCommit.Backend {
         @Override
-        public Claim acquireOne(String id) {
-            return acquireNow(id);
+        public Claim acquireOne(String id, String fingerprint) {
+            return acquireNow(id, fingerprint);
         }
 
         @Override

@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.function.Function;
 import java.util.logging.Logger;
@@ -22,8 +23,8 @@ import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.api.MessageIds;
 
 /**
- * The operator's command line for a {@link JdbcIdempotencyStore} table: see what the store holds for a message key,
- * and reset the attempt count of a dead-lettered message so that it can be re-driven.
+ * The operator's command line for a {@link JdbcIdempotencyStore} table: see which scopes it holds keys of, what the
+ * store holds for a message key, and reset the attempt count of a dead-lettered message so that it can be re-driven.
  *
  * <pre>
  * java -cp acemq-idempotency-jdbc.jar:acemq-api.jar:slf4j-api.jar:postgresql.jar \
@@ -31,7 +32,8 @@ import org.acemq.amqp.api.MessageIds;
  *      --url jdbc:postgresql://db:5432/app --user app --password-env APP_DB_PASSWORD  s:order-42 s:order-43
  * </pre>
  *
- * Commands: {@code show KEY...} and {@code reset-attempts KEY...}; {@code --help} prints the usage. The password is
+ * Commands: {@code scopes}, {@code keys --scope SCOPE}, {@code show KEY...} and {@code reset-attempts KEY...} (with
+ * {@code --scope SCOPE}, each KEY is a key within that scope); {@code --help} prints the usage. The password is
  * never taken on the command line (it would show in the process list and the shell history): from an environment
  * variable ({@code --password-env}), a file ({@code --password-file}), or not at all. Nothing the tool prints holds
  * a password or the URL's query string. Exit status: 0 when every key was shown or reset, 1 when a key was not reset
@@ -45,13 +47,16 @@ final class JdbcStoreTool {
     static final int NOT_RESET = 1;
     static final int USAGE = 2;
     static final int DATABASE = 3;
+    static final int DEFAULT_LIMIT = 100;
 
     private static final String USAGE_TEXT = String.join("\n",
             "usage: java -cp <acemq-idempotency-jdbc, acemq-api, slf4j-api and PostgreSQL driver jars> \\",
-            "           org.acemq.amqp.store.jdbc.JdbcStoreTool COMMAND --url JDBC_URL [options] KEY...",
+            "           org.acemq.amqp.store.jdbc.JdbcStoreTool COMMAND --url JDBC_URL [options] [KEY...]",
             "",
             "commands:",
-            "  show            print what the store holds for each key (state, attempts, lease, expiry)",
+            "  scopes          list the scopes the table holds keys of, with counts (reads the whole table)",
+            "  keys            list the keys of the scope given by --scope (at most --limit), with their state",
+            "  show            print what the store holds for each key (state, attempts, lease, expiry, fingerprint)",
             "  reset-attempts  set the attempt count of each key back to 0, so that a dead-lettered message can be",
             "                  re-driven (moved back to its queue) and run again; a key that is confirmed, or whose",
             "                  lease is live, is left alone",
@@ -64,9 +69,13 @@ final class JdbcStoreTool {
             "  --table NAME            the store's table, [schema.]name (default " + JdbcIdempotencyStore.DEFAULT_TABLE_NAME
                     + ")",
             "  --keys-from FILE        read more keys from FILE, one per line ('-' for standard input)",
+            "  --scope SCOPE           keys: the scope to list; show, reset-attempts: each KEY is a key of this scope",
+            "  --limit N               keys: list at most N keys (default " + DEFAULT_LIMIT + ")",
             "",
-            "A key is the store's key of a message: its AMQP message-id with a type prefix: s:<string>, n:<ulong>,",
-            "u:<uuid>, b:<hex of binary>; h:<sha-256 hex> for ids longer than 512 characters (see docs/jdbc-store.md).",
+            "A key is the store's key of a message: <scope>|<typed key>, the scope being the subscription's (its address",
+            "by default) with % written %25 and | written %7C, the typed key the AMQP message-id with a type prefix:",
+            "s:<string>, n:<ulong>, u:<uuid>, b:<hex of binary>, or a business key (p:<property>=..., k:...); h:<sha-256",
+            "hex> for keys longer than 512 characters (see docs/jdbc-store.md). With --scope, give the typed key only.",
             "There is no --password option: a password on the command line shows in the process list.",
             "",
             "exit status: 0 done for every key, 1 a key was not reset, 2 usage error, 3 database error");
@@ -90,7 +99,7 @@ final class JdbcStoreTool {
 
     /** The parsed command line. */
     private record Options(String command, String url, String user, String password, String table,
-                           List<String> keys) {
+                           List<String> keys, String scope, int limit) {
     }
 
     /** A command-line mistake, reported with the usage. */
@@ -129,12 +138,42 @@ final class JdbcStoreTool {
             return USAGE;
         }
         try {
-            return options.command.equals("show") ? show(store, options.keys) : reset(store, options.keys);
+            return switch (options.command) {
+                case "scopes" -> scopes(store);
+                case "keys" -> keys(store, options.scope, options.limit);
+                case "show" -> show(store, options.keys);
+                default -> reset(store, options.keys);
+            };
         } catch (AcemqException | IllegalStateException e) {
             err.println("error: the store at " + redacted(options.url) + " (table " + options.table
                     + ") could not be used: " + e.getMessage());
             return DATABASE;
         }
+    }
+
+    private int scopes(JdbcIdempotencyStore store) {
+        List<JdbcIdempotencyStore.ScopeCount> counts = store.scopes();
+        if (counts.isEmpty()) {
+            out.println("the table holds no keys");
+        }
+        for (JdbcIdempotencyStore.ScopeCount c : counts) {
+            out.println((c.scope() == null ? "(keys without a scope)" : "scope " + MessageIds.printable(c.scope()))
+                    + ": " + c.rows() + " keys: " + c.confirmed() + " confirmed, " + c.live() + " in progress, "
+                    + c.retryable() + " released or lapsed, " + c.forgotten() + " forgotten (not yet purged)");
+        }
+        return OK;
+    }
+
+    private int keys(JdbcIdempotencyStore store, String scope, int limit) {
+        Map<String, JdbcIdempotencyStore.Row> rows = store.keysOfScope(scope, limit);
+        if (rows.isEmpty()) {
+            out.println("scope " + MessageIds.printable(scope) + " has no keys in the table");
+        }
+        rows.forEach((key, row) -> out.println(MessageIds.printable(key) + ": " + describe(row)));
+        if (rows.size() == limit) {
+            out.println("(first " + limit + " keys; --limit N for more)");
+        }
+        return OK;
     }
 
     private int show(JdbcIdempotencyStore store, List<String> keys) {
@@ -181,20 +220,23 @@ final class JdbcStoreTool {
             return "forgotten (retention over since " + row.expiresAt() + "; purge deletes the row), attempts "
                     + row.attempts();
         }
-        return switch (row.state()) {
+        String state = switch (row.state()) {
             case 0 -> (row.live() ? "claimed, lease live until " + row.leaseUntil()
                     : "claimed, lease lapsed at " + row.leaseUntil()) + ", attempts " + row.attempts();
             case 1 -> "confirmed until " + row.expiresAt() + ", attempts " + row.attempts();
             default -> "released, attempts " + row.attempts() + ", remembered until " + row.expiresAt();
         };
+        return state + ", fingerprint " + (row.fingerprint() == null ? "none" : MessageIds.printable(row.fingerprint()));
     }
 
     private Options parse(String[] args) throws UsageException {
         String command = args[0];
-        if (!command.equals("show") && !command.equals("reset-attempts")) {
+        if (!List.of("scopes", "keys", "show", "reset-attempts").contains(command)) {
             throw new UsageException("unknown command '" + MessageIds.printable(command)
-                    + "'; expected show or reset-attempts");
+                    + "'; expected scopes, keys, show or reset-attempts");
         }
+        String scope = null;
+        int limit = DEFAULT_LIMIT;
         String url = null;
         String user = null;
         String password = null;
@@ -226,6 +268,8 @@ final class JdbcStoreTool {
                 }
                 case "--password-file" -> password = firstLine(value);
                 case "--keys-from" -> keys.addAll(lines(value));
+                case "--scope" -> scope = value;
+                case "--limit" -> limit = limit(value);
                 default -> throw new UsageException("unknown option " + MessageIds.printable(arg));
             }
         }
@@ -236,17 +280,47 @@ final class JdbcStoreTool {
             throw new UsageException("--url must be a JDBC URL (jdbc:postgresql://host:port/database), but was "
                     + redacted(url));
         }
+        if (scope != null) {
+            try {
+                MessageIds.escapeScope(scope);
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--scope '" + MessageIds.printable(scope) + "': " + e.getMessage());
+            }
+        }
+        if (command.equals("scopes") || command.equals("keys")) {
+            if (!keys.isEmpty()) {
+                throw new UsageException(command + " takes no KEY");
+            }
+            if (command.equals("keys") && scope == null) {
+                throw new UsageException("keys needs --scope SCOPE (the command scopes lists them)");
+            }
+            return new Options(command, url, user, password, table, List.of(), scope, limit);
+        }
         if (keys.isEmpty()) {
             throw new UsageException("no KEY given");
         }
+        List<String> storeKeys = new ArrayList<>(keys.size());
         for (String key : keys) {
             try {
-                MessageIds.requireValid(key);
+                storeKeys.add(MessageIds.requireValid(scope == null ? key : MessageIds.scoped(scope, key)));
             } catch (IllegalArgumentException e) {
                 throw new UsageException("KEY '" + MessageIds.printable(key) + "': " + e.getMessage());
             }
         }
-        return new Options(command, url, user, password, table, List.copyOf(keys));
+        return new Options(command, url, user, password, table, List.copyOf(storeKeys), scope, limit);
+    }
+
+    private static int limit(String value) throws UsageException {
+        try {
+            int limit = Integer.parseInt(value);
+            if (limit >= 1) {
+                return limit;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new UsageException("--limit must be a whole number of at least 1, but was '"
+                + MessageIds.printable(value) + "'");
     }
 
     private static String firstLine(String file) throws UsageException {

@@ -123,10 +123,14 @@ class JdbcIdempotencyStoreBuilderTest {
         assertThat(TableName.parse("app.user").sql()).isEqualTo("\"app\".\"user\"");
         PostgresSql sql = new PostgresSql(TableName.parse("app.dedup"), Duration.ofSeconds(30), Duration.ofHours(1));
         assertThat(sql.acquire).contains("INSERT INTO \"app\".\"dedup\" AS t").contains("interval '1 millisecond' * 30000");
-        assertThat(sql.ddl).hasSize(2);
+        assertThat(sql.ddl).hasSize(3);
         assertThat(sql.ddl.get(0)).startsWith("CREATE TABLE IF NOT EXISTS \"app\".\"dedup\" (")
-                .contains("CONSTRAINT dedup_pkey PRIMARY KEY (id)").doesNotContain("${").doesNotContain("--");
-        assertThat(sql.ddl.get(1)).isEqualTo(
+                .contains("CONSTRAINT dedup_pkey PRIMARY KEY (id)").contains("fingerprint text,")
+                .doesNotContain("${").doesNotContain("--");
+        assertThat(sql.ddl.get(1)).startsWith("DO $$").contains("'\"app\".\"dedup\"'::regclass")
+                .contains("ALTER TABLE \"app\".\"dedup\" ADD COLUMN IF NOT EXISTS fingerprint text;")
+                .endsWith("END $$").doesNotContain("${");
+        assertThat(sql.ddl.get(2)).isEqualTo(
                 "CREATE INDEX IF NOT EXISTS dedup_expires_at_idx ON \"app\".\"dedup\" (expires_at)");
     }
 

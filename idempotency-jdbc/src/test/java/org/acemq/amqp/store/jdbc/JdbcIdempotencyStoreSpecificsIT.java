@@ -87,7 +87,8 @@ class JdbcIdempotencyStoreSpecificsIT {
                         "owner uuid YES",
                         "attempts integer NO",
                         "state smallint NO",
-                        "id text NO");
+                        "id text NO",
+                        "fingerprint text YES");
         assertThat(db.column("SELECT indexname FROM pg_indexes WHERE schemaname = ? AND tablename = 'ddl_test' "
                 + "ORDER BY 1", db.schema.name())).containsExactly("ddl_test_expires_at_idx", "ddl_test_pkey");
         assertThat(fresh.acquire("after-ddl").claimed()).isTrue();

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.MessageIds;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -108,7 +109,8 @@ class JdbcStoreToolIT {
         args.addAll(List.of("s:poison-1", "s:done", "s:busy", "s:unknown"));
         Run run = tool(env(), args.toArray(String[]::new));
         assertThat(run.status()).as(run.err()).isZero();
-        assertThat(run.out()).contains("s:poison-1: released, attempts 3").contains("s:done: confirmed until")
+        assertThat(run.out()).contains("s:poison-1: released, attempts 3, remembered until")
+                .contains(", fingerprint none").contains("s:done: confirmed until")
                 .contains("s:busy: claimed, lease live until").contains("s:unknown: unknown (no row");
         assertThat(store.attempts("s:poison-1")).isEqualTo(3);
     }
@@ -150,6 +152,94 @@ class JdbcStoreToolIT {
         assertThat(nul.err()).contains("s:a\\u0000b").doesNotContain("\u0000");
         assertThat(tool(Map.of(), "show", "--url", "jdbc:postgresql://h/db", "--table", "x;drop", "s:x").err())
                 .contains("tableName");
+    }
+
+    static final String FP = "0123456789abcdef0123456789abcdef";
+
+    /**
+     * Keys in scopes that LIKE would confuse if the tool did not escape: a scope that is a prefix of another, one with
+     * '_' (any one character in LIKE), one with '%' (any characters; escaped to %25 in the key) and one with '|'.
+     */
+    void scopedKeys() {
+        store.release(store.acquire(MessageIds.scoped("orders", "s:1"), FP));
+        store.release(store.acquire(MessageIds.scoped("orders", "s:1")));
+        store.confirm(store.acquire(MessageIds.scoped("orders", "s:2"), FP));
+        other.acquire(MessageIds.scoped("orders", "s:3"));
+        store.confirm(MessageIds.scoped("orders-dlq", "s:1"));
+        store.confirm(MessageIds.scoped("order_", "s:1"));
+        store.confirm(MessageIds.scoped("ordersX", "s:1"));
+        store.confirm(MessageIds.scoped("50%", "s:1"));
+        store.confirm(MessageIds.scoped("50%x25", "s:1"));
+        store.confirm(MessageIds.scoped("a|b", "s:1"));
+        store.confirm(MessageIds.scoped("a", "b|s:1"));
+    }
+
+    @Test
+    void scopesListsEveryScopeWithItsCounts() {
+        scopedKeys();
+        Run run = tool(env(), connect("scopes").toArray(String[]::new));
+        assertThat(run.status()).as(run.err()).isZero();
+        assertThat(run.out()).contains("(keys without a scope): 3 keys: 1 confirmed, 1 in progress, "
+                        + "1 released or lapsed, 0 forgotten")
+                .contains("scope orders: 3 keys: 1 confirmed, 1 in progress, 1 released or lapsed, 0 forgotten")
+                .contains("scope orders-dlq: 1 keys: 1 confirmed").contains("scope order_: 1 keys")
+                .contains("scope 50%: 1 keys").contains("scope 50%x25: 1 keys").contains("scope a|b: 1 keys")
+                .contains("scope a: 1 keys");
+        assertThat(run.out().lines().filter(line -> line.startsWith("scope ") || line.startsWith("(keys"))).hasSize(9);
+    }
+
+    @Test
+    void keysListsOneScopeOnlyHoweverItIsSpelled() {
+        scopedKeys();
+        Run orders = tool(env(), with(connect("keys"), "--scope", "orders"));
+        assertThat(orders.status()).as(orders.err()).isZero();
+        assertThat(orders.out().lines().toList()).hasSize(3);
+        assertThat(orders.out()).contains("orders|s:1: released, attempts 2")
+                .contains("orders|s:2: confirmed until").contains(", fingerprint " + FP)
+                .contains("orders|s:3: claimed, lease live until").contains("fingerprint none");
+        assertThat(only(with(connect("keys"), "--scope", "order_"))).containsExactly("order_|s:1");
+        assertThat(only(with(connect("keys"), "--scope", "50%"))).containsExactly("50%25|s:1");
+        assertThat(only(with(connect("keys"), "--scope", "a|b"))).containsExactly("a%7Cb|s:1");
+        assertThat(only(with(connect("keys"), "--scope", "a"))).containsExactly("a|b|s:1");
+        assertThat(only(with(connect("keys"), "--scope", "nothing-here"))).isEmpty();
+        Run limited = tool(env(), with(connect("keys"), "--scope", "orders", "--limit", "2"));
+        assertThat(limited.out()).contains("orders|s:1").contains("orders|s:2").doesNotContain("orders|s:3")
+                .contains("first 2 keys");
+    }
+
+    /** @return the keys a {@code keys} run printed */
+    List<String> only(String[] args) {
+        Run run = tool(env(), args);
+        assertThat(run.status()).as(run.err()).isZero();
+        return run.out().lines().filter(line -> line.contains(": ")).map(line -> line.substring(0, line.indexOf(": ")))
+                .filter(key -> !key.startsWith("scope ")).toList();
+    }
+
+    static String[] with(List<String> args, String... more) {
+        List<String> all = new ArrayList<>(args);
+        all.addAll(List.of(more));
+        return all.toArray(String[]::new);
+    }
+
+    @Test
+    void showAndResetTakeAScopeAndAKey() {
+        scopedKeys();
+        Run show = tool(env(), with(connect("show"), "--scope", "orders", "s:1", "s:2"));
+        assertThat(show.status()).as(show.err()).isZero();
+        assertThat(show.out()).contains("orders|s:1: released, attempts 2").contains("fingerprint none")
+                .contains("orders|s:2: confirmed until").contains("fingerprint " + FP);
+        Run reset = tool(env(), with(connect("reset-attempts"), "--scope", "orders", "s:1", "s:2"));
+        assertThat(reset.status()).isEqualTo(JdbcStoreTool.NOT_RESET);
+        assertThat(reset.out()).contains("orders|s:1: reset (attempts were 2)").contains("orders|s:2: NOT reset");
+        assertThat(store.attempts(MessageIds.scoped("orders", "s:1"))).isZero();
+        assertThat(store.isConfirmed(MessageIds.scoped("orders-dlq", "s:1"))).isTrue();
+        assertThat(store.attempts("s:poison-1")).as("the unscoped key of the same name is another key").isEqualTo(3);
+
+        assertThat(tool(env(), with(connect("keys"))).err()).contains("keys needs --scope");
+        assertThat(tool(env(), with(connect("keys"), "--scope", "orders", "s:1")).err()).contains("keys takes no KEY");
+        assertThat(tool(env(), with(connect("keys"), "--scope", "orders", "--limit", "0")).err())
+                .contains("--limit must be");
+        assertThat(tool(env(), with(connect("show"), "--scope", " ", "s:1")).status()).isEqualTo(JdbcStoreTool.USAGE);
     }
 
     @Test

@@ -27,6 +27,7 @@ import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.acemq.amqp.testsupport.PostgresProvider;
 import org.acemq.amqp.testsupport.PostgresSchema;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -132,16 +133,93 @@ class JdbcStarterIT {
         assertThat(store.tryClaim(id)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
     }
 
+    static final String FINGERPRINT = "0123456789abcdef0123456789abcdef";
+
+    /** Columns of {@code acemq_idempotency} only, as information_schema.columns has them. */
+    static List<String> columns(JdbcTemplate jdbc, String schema) {
+        return definition(jdbc, schema).stream().filter(line -> line.startsWith("column ")).toList();
+    }
+
+    static Flyway flyway(DataSource dataSource, String location, String target) {
+        return Flyway.configure().dataSource(dataSource).locations(location).table("acemq_schema_history")
+                .target(target).load();
+    }
+
     @Test
-    void theFlywayMigrationCreatesTheStoresOwnSchemaAndTheStoreRunsOnIt() {
+    void theFlywayMigrationsCreateTheStoresOwnSchemaAndTheStoreRunsOnIt() {
         PostgresSchema schema = schema("flyway");
         ConfigurableApplicationContext app = start(StoreOnlyApp.class, schema, "spring.flyway.enabled=true",
                 "spring.flyway.locations=classpath:db/acemq/flyway", "acemq.store.jdbc.initialize-schema=false");
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        assertThat(jdbc.queryForList("SELECT version || ' ' || script FROM flyway_schema_history WHERE success "
+                + "AND version IS NOT NULL ORDER BY installed_rank", String.class)).containsExactly(
+                "1 V1__acemq_idempotency.sql", "2 V2__acemq_idempotency_fingerprint.sql");
+        List<String> own = storesOwnSchema();
+        assertThat(columns(jdbc, schema.name())).as("information_schema.columns").contains(
+                "column fingerprint text nullable=YES #7").isEqualTo(own.stream()
+                .filter(line -> line.startsWith("column ")).toList());
+        assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(own);
+        storeWorks(app.getBean(IdempotencyStore.class));
+        assertThat(app.getBean(JdbcIdempotencyStore.class).acquire("s:fp", FINGERPRINT).fingerprint())
+                .isEqualTo(FINGERPRINT);
+    }
+
+    @Test
+    void theVersionedFlywayMigrationsRunInAHistoryOfTheirOwnAndUpgradeAVersion1Table() {
+        PostgresSchema schema = schema("flyway-upgrade");
+        DataSource dataSource = schema.dataSource();
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        flyway(dataSource, "classpath:db/acemq/flyway", "1").migrate();
+        assertThat(columns(jdbc, schema.name())).isNotEmpty().noneMatch(line -> line.contains("fingerprint"));
+        jdbc.update("INSERT INTO acemq_idempotency (id, state, attempts, expires_at) "
+                + "VALUES ('s:before', 1, 1, now() + interval '1 hour')");
+
+        assertThat(flyway(dataSource, "classpath:db/acemq/flyway", "latest").migrate().migrationsExecuted)
+                .isEqualTo(1);
+        assertThat(definition(jdbc, schema.name())).isEqualTo(storesOwnSchema());
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_schema_history WHERE success AND version = '2'",
+                Integer.class)).isEqualTo(1);
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).build();
+        assertThat(store.acquire("s:before", FINGERPRINT)).as("a row written before the column existed")
+                .isEqualTo(new Claim("s:before", ClaimResult.ALREADY_CONFIRMED, 1, null));
+        assertThat(store.acquire("s:after", FINGERPRINT).fingerprint()).isEqualTo(FINGERPRINT);
+    }
+
+    @Test
+    void theRepeatableFlywayMigrationCreatesOrUpgradesTheTableInTheApplicationsHistory() {
+        PostgresSchema fresh = schema("flyway-repeatable");
+        ConfigurableApplicationContext app = start(StoreOnlyApp.class, fresh, "spring.flyway.enabled=true",
+                "spring.flyway.locations=classpath:db/acemq/flyway-repeatable",
+                "acemq.store.jdbc.initialize-schema=false");
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM flyway_schema_history WHERE success AND script = "
                 + "'R__acemq_idempotency.sql'", Integer.class)).isEqualTo(1);
-        assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnSchema());
+        List<String> own = storesOwnSchema();
+        assertThat(definition(jdbc, fresh.name())).isEqualTo(own);
         storeWorks(app.getBean(IdempotencyStore.class));
+
+        PostgresSchema old = schema("flyway-repeatable-old");
+        flyway(old.dataSource(), "classpath:db/acemq/flyway", "1").migrate();
+        // baselineOnMigrate: the schema is not empty, as an application's that has a history of its own
+        Flyway.configure().dataSource(old.dataSource()).locations("classpath:db/acemq/flyway-repeatable")
+                .baselineOnMigrate(true).load().migrate();
+        assertThat(definition(new JdbcTemplate(old.dataSource()), old.name())).as("a version 1 table, upgraded")
+                .isEqualTo(own);
+    }
+
+    @Test
+    void theStoresOwnSchemaUpgradesATableOfTheEarlierVersion() {
+        PostgresSchema schema = schema("ddl-upgrade");
+        DataSource dataSource = schema.dataSource();
+        flyway(dataSource, "classpath:db/acemq/flyway", "1").migrate();
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        assertThat(columns(jdbc, schema.name())).noneMatch(line -> line.contains("fingerprint"));
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).build();
+        store.createSchema();
+        assertThat(definition(jdbc, schema.name())).isEqualTo(storesOwnSchema());
+        store.createSchema();
+        assertThat(definition(jdbc, schema.name())).as("running it again changes nothing").isEqualTo(storesOwnSchema());
+        assertThat(store.acquire("s:1", FINGERPRINT).fingerprint()).isEqualTo(FINGERPRINT);
     }
 
     @Test
@@ -151,8 +229,8 @@ class JdbcStarterIT {
                 "spring.liquibase.change-log=classpath:db/acemq/liquibase/acemq-idempotency.sql",
                 "acemq.store.jdbc.initialize-schema=false");
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
-        assertThat(jdbc.queryForObject("SELECT count(*) FROM databasechangelog WHERE id = 'acemq-idempotency-1'",
-                Integer.class)).isEqualTo(1);
+        assertThat(jdbc.queryForList("SELECT id FROM databasechangelog WHERE author = 'acemq' ORDER BY orderexecuted",
+                String.class)).containsExactly("acemq-idempotency-1", "acemq-idempotency-2");
         assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnSchema());
         storeWorks(app.getBean(IdempotencyStore.class));
     }

@@ -26,8 +26,9 @@ import org.acemq.amqp.api.StoreUnavailableException;
  * <p>The statements need distinct ids ({@code ON CONFLICT DO UPDATE} cannot touch a row twice in one statement),
  * sorted (locks in id order); repeats are answered here:
  * <ul>
- *   <li>acquire: the first request of an id gets the statement's answer; a later one gets IN_PROGRESS with the same
- *       attempt if the first CLAIMED (the store is not re-entrant), else the first's answer.</li>
+ *   <li>acquire: the first request of an id gets the statement's answer, and its fingerprint is the one recorded; a
+ *       later one gets IN_PROGRESS with the same attempt and fingerprint if the first CLAIMED (the store is not
+ *       re-entrant), else the first's answer.</li>
  *   <li>confirm(String): one upsert records completion for all of them.</li>
  *   <li>confirm(Claim): the first gets the statement's held flag; later ones get false (the id is confirmed by
  *       then). The attempt recorded for a missing row is the first's.</li>
@@ -72,18 +73,32 @@ public final class BatchStatements {
     /**
      * @param runner where the statement runs
      * @param ids valid ids, in request order, repeats allowed
+     * @param fingerprints one valid fingerprint (or null) per id, same order; for a repeated id the first copy's is
+     *     the one recorded, and the later copies report it
      * @return one claim per id, in order
      */
-    public Claim[] acquire(Runner runner, List<String> ids) {
-        String[] distinct = ids.stream().distinct().sorted().toArray(String[]::new);
-        Map<String, int[]> found = execute(runner, "acquire", c -> {
+    public Claim[] acquire(Runner runner, List<String> ids, List<String> fingerprints) {
+        Map<String, String> firstPrint = new HashMap<>(ids.size() * 2);
+        for (int i = 0; i < ids.size(); i++) {
+            if (!firstPrint.containsKey(ids.get(i))) {
+                firstPrint.put(ids.get(i), fingerprints.get(i));
+            }
+        }
+        String[] distinct = firstPrint.keySet().stream().sorted().toArray(String[]::new);
+        String[] prints = new String[distinct.length];
+        for (int i = 0; i < distinct.length; i++) {
+            prints[i] = firstPrint.get(distinct[i]);
+        }
+        Map<String, Claim> found = execute(runner, "acquire", c -> {
             try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
                 ps.setArray(1, c.createArrayOf("text", distinct));
-                ps.setObject(2, owner);
-                Map<String, int[]> rows = new HashMap<>(distinct.length * 2);
+                ps.setArray(2, c.createArrayOf("text", prints));
+                ps.setObject(3, owner);
+                Map<String, Claim> rows = new HashMap<>(distinct.length * 2);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        rows.put(rs.getString(1), new int[] {rs.getInt(2), rs.getInt(3)});
+                        String id = rs.getString(1);
+                        rows.put(id, new Claim(id, result(rs.getInt(2)), rs.getInt(3), rs.getString(4)));
                     }
                 }
                 return rows;
@@ -95,12 +110,11 @@ public final class BatchStatements {
             String id = ids.get(i);
             Claim previous = first.get(id);
             if (previous == null) {
-                int[] row = found.get(id);
-                answers[i] = row == null ? new Claim(id, ClaimResult.IN_PROGRESS, 0)
-                        : new Claim(id, result(row[0]), row[1]);
+                Claim row = found.get(id);
+                answers[i] = row == null ? new Claim(id, ClaimResult.IN_PROGRESS, 0) : row;
                 first.put(id, answers[i]);
             } else if (previous.claimed()) {
-                answers[i] = new Claim(id, ClaimResult.IN_PROGRESS, previous.attempt());
+                answers[i] = new Claim(id, ClaimResult.IN_PROGRESS, previous.attempt(), previous.fingerprint());
             } else {
                 answers[i] = previous;
             }

@@ -35,8 +35,8 @@ public final class JdbcGroupCommit {
 
     /** What the group commit needs from the store: its single-id operations and its connection handling. */
     public interface Backend extends BatchStatements.Runner {
-        /** @param id a valid id @return the single-id acquire */
-        Claim acquireOne(String id);
+        /** @param id a valid id @param fingerprint a valid fingerprint or null @return the single-id acquire */
+        Claim acquireOne(String id, String fingerprint);
 
         /** @param id a valid id */
         void confirmOne(String id);
@@ -69,7 +69,7 @@ public final class JdbcGroupCommit {
     private final String table;
     private final boolean arraySqlForSingletons;
     private final GroupCommit groupCommit;
-    private final GroupCommit.Lane<IdRequest<Claim>> acquireLane;
+    private final GroupCommit.Lane<AcquireRequest> acquireLane;
     private final GroupCommit.Lane<IdRequest<Boolean>> confirmIdLane;
     private final GroupCommit.Lane<ClaimRequest> confirmClaimLane;
     private final GroupCommit.Lane<ClaimRequest> releaseClaimLane;
@@ -96,9 +96,13 @@ public final class JdbcGroupCommit {
         this.releaseClaimLane = groupCommit.lane("release(Claim)", this::releaseClaimBatch);
     }
 
-    /** @param id a valid id @return as {@code LeasedIdempotencyStore.acquire} */
-    public Claim acquire(String id) {
-        return acquireLane.submit(new IdRequest<Claim>("acquire", id));
+    /**
+     * @param id a valid id
+     * @param fingerprint a valid fingerprint, or null
+     * @return as {@code LeasedIdempotencyStore.acquire(String, String)}
+     */
+    public Claim acquire(String id, String fingerprint) {
+        return acquireLane.submit(new AcquireRequest(id, fingerprint));
     }
 
     /** @param id a valid id */
@@ -123,17 +127,21 @@ public final class JdbcGroupCommit {
 
     // ------------------------------------------------------------------------------------------------- batches
 
-    private void acquireBatch(List<IdRequest<Claim>> batch) {
+    private void acquireBatch(List<AcquireRequest> batch) {
         if (batch.size() == 1 && !arraySqlForSingletons) {
-            IdRequest<Claim> only = batch.get(0);
-            only.complete(backend.acquireOne(only.id));
+            AcquireRequest only = batch.get(0);
+            only.complete(backend.acquireOne(only.id, only.fingerprint));
             return;
         }
         Claim[] answers;
         try {
-            answers = statements.acquire(backend, ids(batch));
+            List<String> prints = new ArrayList<>(batch.size());
+            for (AcquireRequest r : batch) {
+                prints.add(r.fingerprint);
+            }
+            answers = statements.acquire(backend, ids(batch), prints);
         } catch (StoreUnavailableException e) {
-            failOrSplit("acquire", batch, e, r -> r.complete(backend.acquireOne(r.id)));
+            failOrSplit("acquire", batch, e, r -> r.complete(backend.acquireOne(r.id, r.fingerprint)));
             return;
         }
         for (int i = 0; i < answers.length; i++) {
@@ -265,6 +273,15 @@ public final class JdbcGroupCommit {
     private final class IdRequest<R> extends NamedRequest<R> {
         IdRequest(String operation, String id) {
             super(operation, id);
+        }
+    }
+
+    private final class AcquireRequest extends NamedRequest<Claim> {
+        final String fingerprint;
+
+        AcquireRequest(String id, String fingerprint) {
+            super("acquire", id);
+            this.fingerprint = fingerprint;
         }
     }
 

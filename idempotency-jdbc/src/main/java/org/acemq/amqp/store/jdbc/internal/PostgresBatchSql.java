@@ -26,9 +26,10 @@ import java.time.Duration;
 public final class PostgresBatchSql {
 
     /**
-     * Parameters: 1 text[] distinct ids, 2 owner. Returns (id, code, attempts) for every id whose row exists after
-     * the statement's snapshot or that was claimed; an id without a row is IN_PROGRESS with attempt 0, as for
-     * {@link PostgresSql#acquire}.
+     * Parameters: 1 text[] distinct ids, 2 text[] their fingerprints (same length, null elements for none), 3 owner.
+     * Returns (id, code, attempts, fingerprint) for every id whose row exists after the statement's snapshot or that
+     * was claimed; an id without a row is IN_PROGRESS with attempt 0, as for {@link PostgresSql#acquire}, whose
+     * fingerprint rules apply per id.
      */
     public final String acquire;
     /** Parameters: 1 text[] distinct ids. An upsert per id, like {@link PostgresSql#confirm} with attempts 0. */
@@ -61,31 +62,34 @@ public final class PostgresBatchSql {
         // identical to the ON CONFLICT clause of PostgresSql.confirm / confirmClaim
         String confirmConflict = "ON CONFLICT (id) DO UPDATE\n"
                 + "   SET state = 1, owner = NULL, lease_until = NULL, expires_at = excluded.expires_at,\n"
-                + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END";
+                + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END,\n"
+                + "       fingerprint = CASE WHEN t.expires_at <= now() THEN NULL ELSE t.fingerprint END";
 
         // Every lookup of an existing row is a LATERAL subquery on "t.id = r.id" fenced by OFFSET 0, so that it can
         // only run as one primary-key probe per requested id (a Nested Loop over req). Without the fence PostgreSQL
         // may plan a hash join over a sequential scan of the whole table; a server-side prepared statement keeps its
         // generic plan, and a plan made while the table was small (a new table, before autovacuum analyses it) then
         // scans an ever larger table on every batch.
-        this.acquire = "WITH req AS (SELECT r.id FROM unnest(?::text[]) AS r(id)),\n"
+        this.acquire = "WITH req AS (SELECT r.id, r.fp FROM unnest(?::text[], ?::text[]) AS r(id, fp)),\n"
                 + "claimed AS (\n"
-                + "  " + columns
-                + "  SELECT r.id, 0, ?::uuid, 1, " + leaseUntil + ", " + claimExpires + " FROM req r ORDER BY r.id\n"
+                + "  INSERT INTO " + t + " AS t (id, state, owner, attempts, lease_until, expires_at, fingerprint)\n"
+                + "  SELECT r.id, 0, ?::uuid, 1, " + leaseUntil + ", " + claimExpires + ", r.fp FROM req r ORDER BY r.id\n"
                 + "  ON CONFLICT (id) DO UPDATE\n"
                 + "     SET state = 0, owner = excluded.owner,\n"
                 + "         attempts = CASE WHEN t.expires_at <= now() THEN 1 ELSE t.attempts + 1 END,\n"
-                + "         lease_until = excluded.lease_until, expires_at = excluded.expires_at\n"
+                + "         lease_until = excluded.lease_until, expires_at = excluded.expires_at,\n"
+                + "         fingerprint = excluded.fingerprint\n"
                 + "   WHERE " + PostgresSql.CLAIMABLE + "\n"
-                + "  RETURNING t.id, t.attempts)\n"
-                + "SELECT c.id, " + PostgresSql.CLAIMED + ", c.attempts FROM claimed c\n"
+                + "  RETURNING t.id, t.attempts, t.fingerprint)\n"
+                + "SELECT c.id, " + PostgresSql.CLAIMED + ", c.attempts, c.fingerprint FROM claimed c\n"
                 + "UNION ALL\n"
                 + "SELECT x.id, CASE WHEN x.state = 1 AND x.expires_at > now() THEN " + PostgresSql.ALREADY_CONFIRMED
                 + " ELSE " + PostgresSql.IN_PROGRESS + " END,\n"
-                + "       CASE WHEN x.expires_at > now() THEN x.attempts ELSE 0 END\n"
+                + "       CASE WHEN x.expires_at > now() THEN x.attempts ELSE 0 END,\n"
+                + "       " + PostgresSql.HELD_FINGERPRINT + "\n"
                 + "  FROM (SELECT r.id FROM req r WHERE NOT EXISTS (SELECT 1 FROM claimed c WHERE c.id = r.id)) u\n"
-                + "  CROSS JOIN LATERAL (SELECT x.id, x.state, x.attempts, x.expires_at FROM " + t
-                + " x WHERE x.id = u.id OFFSET 0) x";
+                + "  CROSS JOIN LATERAL (SELECT x.id, x.state, x.attempts, x.lease_until, x.expires_at, x.fingerprint"
+                + " FROM " + t + " x WHERE x.id = u.id OFFSET 0) x";
 
         this.confirmIds = columns
                 + "SELECT r.id, 1, NULL::uuid, 0, NULL::timestamptz, " + retained

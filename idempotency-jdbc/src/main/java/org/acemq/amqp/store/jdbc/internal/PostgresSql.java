@@ -33,6 +33,13 @@ public final class PostgresSql {
     static final String CLAIMABLE =
             "t.state = 2 OR t.expires_at <= now() OR (t.state = 0 AND t.lease_until <= now())";
 
+    /**
+     * The fingerprint a lost claim reports from the row {@code x} it read: that of a confirmed or live claimed row,
+     * else none (see {@link #acquire}).
+     */
+    static final String HELD_FINGERPRINT = "CASE WHEN x.expires_at > now() AND (x.state = 1 OR (x.state = 0 AND "
+            + "x.lease_until > now())) THEN x.fingerprint END";
+
     public final String acquire;
     public final String confirm;
     public final String confirmClaim;
@@ -46,6 +53,8 @@ public final class PostgresSql {
     public final String resetAttempts;
     public final String describe;
     public final String purgeBatch;
+    public final String scopes;
+    public final String keysOfScope;
     public final List<String> ddl;
 
     /**
@@ -61,35 +70,46 @@ public final class PostgresSql {
         String claimExpires = "now() + " + leaseIv + " + " + retentionIv;
         String retained = "now() + " + retentionIv;
 
-        // Parameters: 1 id, 2 owner, 3 id. Returns at most one row (code, attempts); no row means IN_PROGRESS with
-        // attempt 0 (the row that blocked us was committed after this statement's snapshot).
+        // Parameters: 1 id, 2 owner, 3 fingerprint (null for none), 4 id. Returns at most one row (code, attempts,
+        // fingerprint); no row means IN_PROGRESS with attempt 0 (the row that blocked us was committed after this
+        // statement's snapshot).
         // The claim decision is ON CONFLICT's: it locks the latest row version and evaluates WHERE on it, so of any
         // number of concurrent callers exactly one wins. A primary-key conflict never raises 23505 here, so the
         // statement cannot abort a transaction. Only the classification of a lost claim reads the snapshot; a
         // confirmed, unexpired row changes only by another confirm, so ALREADY_CONFIRMED is never wrong, and a stale
         // read errs towards IN_PROGRESS, which costs only a redelivery.
+        // Fingerprint: every claim records its own (a takeover or a re-claim after a release replaces the old one);
+        // a confirm keeps it. A lost claim reports the fingerprint of the row it read only when that row is confirmed
+        // or a live claim, the states in which the row can have been seen by the ON CONFLICT decision; a released or
+        // lapsed row in the snapshot means that someone claimed it after the snapshot, with a fingerprint this
+        // statement cannot see, so it reports none (null, which the runtime never counts as a conflict).
         this.acquire = "WITH claimed AS (\n"
-                + "  INSERT INTO " + t + " AS t (id, state, owner, attempts, lease_until, expires_at)\n"
-                + "  VALUES (?, 0, ?, 1, " + leaseUntil + ", " + claimExpires + ")\n"
+                + "  INSERT INTO " + t + " AS t (id, state, owner, attempts, lease_until, expires_at, fingerprint)\n"
+                + "  VALUES (?, 0, ?, 1, " + leaseUntil + ", " + claimExpires + ", ?)\n"
                 + "  ON CONFLICT (id) DO UPDATE\n"
                 + "     SET state = 0, owner = excluded.owner,\n"
                 + "         attempts = CASE WHEN t.expires_at <= now() THEN 1 ELSE t.attempts + 1 END,\n"
-                + "         lease_until = excluded.lease_until, expires_at = excluded.expires_at\n"
+                + "         lease_until = excluded.lease_until, expires_at = excluded.expires_at,\n"
+                + "         fingerprint = excluded.fingerprint\n"
                 + "   WHERE " + CLAIMABLE + "\n"
-                + "  RETURNING t.attempts)\n"
-                + "SELECT " + CLAIMED + ", attempts FROM claimed\n"
+                + "  RETURNING t.attempts, t.fingerprint)\n"
+                + "SELECT " + CLAIMED + ", attempts, fingerprint FROM claimed\n"
                 + "UNION ALL\n"
                 + "SELECT CASE WHEN x.state = 1 AND x.expires_at > now() THEN " + ALREADY_CONFIRMED
                 + " ELSE " + IN_PROGRESS + " END,\n"
-                + "       CASE WHEN x.expires_at > now() THEN x.attempts ELSE 0 END\n"
+                + "       CASE WHEN x.expires_at > now() THEN x.attempts ELSE 0 END,\n"
+                + "       " + HELD_FINGERPRINT + "\n"
                 + "  FROM " + t + " x WHERE x.id = ? AND NOT EXISTS (SELECT 1 FROM claimed)";
 
         // Parameters: 1 id, 2 attempts to record if the row is new or forgotten (0 when unknown).
         // An upsert, so completion is recorded whatever the row's state, even if it was purged meanwhile.
         String confirmUpsert = "INSERT INTO " + t + " AS t (id, state, owner, attempts, lease_until, expires_at)\n";
+        // The fingerprint of the claim is kept; a forgotten row's is forgotten with it (an id confirmed without a
+        // claim holds none).
         String confirmConflict = "ON CONFLICT (id) DO UPDATE\n"
                 + "   SET state = 1, owner = NULL, lease_until = NULL, expires_at = excluded.expires_at,\n"
-                + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END";
+                + "       attempts = CASE WHEN t.expires_at <= now() THEN excluded.attempts ELSE t.attempts END,\n"
+                + "       fingerprint = CASE WHEN t.expires_at <= now() THEN NULL ELSE t.fingerprint END";
         this.confirm = confirmUpsert + "VALUES (?, 1, NULL, ?, NULL, " + retained + ")\n" + confirmConflict;
 
         // Parameters: 1 owner, 2 attempt, 3 owner, 4 attempt, 5 id, 6 id, 7 attempt. Returns one boolean: whether
@@ -146,7 +166,8 @@ public final class PostgresSql {
                 + " FROM (SELECT count(*) FROM prior) AS prior_first\n"
                 + "  ON CONFLICT (id) DO UPDATE\n"
                 + "     SET state = 1, owner = excluded.owner, lease_until = NULL, expires_at = excluded.expires_at,\n"
-                + "         attempts = CASE WHEN t.expires_at <= " + ts + " THEN excluded.attempts ELSE t.attempts END\n"
+                + "         attempts = CASE WHEN t.expires_at <= " + ts + " THEN excluded.attempts ELSE t.attempts END,\n"
+                + "         fingerprint = CASE WHEN t.expires_at <= " + ts + " THEN NULL ELSE t.fingerprint END\n"
                 + "   WHERE NOT (t.state = 1 AND t.expires_at > " + ts + ")\n"
                 + "  RETURNING 1)\n"
                 + "SELECT EXISTS (SELECT 1 FROM confirmed), coalesce((SELECT held FROM prior), false)";
@@ -174,8 +195,24 @@ public final class PostgresSql {
         this.resetAttempts = "DELETE FROM " + t + " WHERE id = ? AND expires_at > now()"
                 + " AND (state = 2 OR (state = 0 AND lease_until <= now()))";
         // Parameters: 1 id. For operators: what the store holds for one id (no row: unknown or purged).
-        this.describe = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at"
-                + " FROM " + t + " WHERE id = ?";
+        this.describe = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at,"
+                + " fingerprint FROM " + t + " WHERE id = ?";
+
+        // For operators, both read the whole table (or the part of it that matches): the tool runs them rarely.
+        // No parameters. Per scope (the escaped scope before the first '|' of the key; null for a key without one):
+        // rows, confirmed, claimed with a live lease, released or lapsed, forgotten (past retention, not yet purged).
+        String scope = "CASE WHEN strpos(id, '|') > 1 THEN left(id, strpos(id, '|') - 1) END";
+        this.scopes = "SELECT " + scope + " AS scope, count(*),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND state = 1),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND state = 0 AND lease_until > now()),\n"
+                + "       count(*) FILTER (WHERE expires_at > now() AND (state = 2 OR (state = 0 AND lease_until"
+                + " <= now()))),\n"
+                + "       count(*) FILTER (WHERE expires_at <= now())\n"
+                + "  FROM " + t + " GROUP BY 1 ORDER BY 1 NULLS FIRST";
+        // Parameters: 1 LIKE pattern (the escaped scope, '|', '%'; with \ escaping), 2 limit. The keys of one scope
+        // in key order, with what describe reads.
+        this.keysOfScope = "SELECT state, attempts, lease_until > now(), expires_at > now(), lease_until, expires_at,"
+                + " fingerprint, id FROM " + t + " WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?";
 
         // Parameters: 1 batch size. Finds up to N expired rows through the expiry index and deletes them by ctid
         // (a TID scan); re-checking expires_at keeps a row that was re-claimed in between.
