@@ -526,7 +526,7 @@ public final class EndToEndBenchmark {
             measure(phase, mode, Math.min(options.warmup, count(mode)));
         }
         for (int round = 1; round <= options.rounds; round++) {
-            for (String mode : phase.modes) {
+            for (String mode : Modes.roundOrder(phase.modes, round)) {
                 Sample s = measure(phase, mode, count(mode));
                 phase.samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(s);
                 log(String.format(Locale.ROOT, "%s round %d %-20s %,9.0f msg/s  %5.1f us/msg client+broker%s",
@@ -638,7 +638,7 @@ public final class EndToEndBenchmark {
         if (sb.length() > 0) {
             sb.append("\nRatios to raw as in the table above (same phase, same thread shape). On / off: the rate with "
                     + "the fingerprint on divided by the rate with it off, in each round (the two rows run one right "
-                    + "after the other); below 1 means the fingerprint costs throughput. Read it against the spread: "
+                    + "after the other, the fingerprint-off row first in every even round); below 1 means the fingerprint costs throughput. Read it against the spread: "
                     + "a median inside the rounds' range around 1 is no difference this run can show.\n\n");
         }
         return sb.toString();

@@ -89,4 +89,16 @@ class ModesTest {
                 .hasMessageStartingWith("unknown mode spring-fp-off-4");
         assertThatThrownBy(() -> Modes.fingerprintOffTwin("spring-4")).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void twinsSwapPlacesInEveryEvenRoundSoNeitherSettingAlwaysRunsSecond() {
+        List<String> rows = List.of("raw", "raw-pool4", "memory-1", "memory-fp-off-1", "spring-4", "memory-4",
+                "memory-fp-off-4");
+        assertThat(Modes.roundOrder(rows, 1)).isEqualTo(rows);
+        assertThat(Modes.roundOrder(rows, 2)).containsExactly("raw", "raw-pool4", "memory-fp-off-1", "memory-1",
+                "spring-4", "memory-fp-off-4", "memory-4");
+        assertThat(Modes.roundOrder(rows, 3)).isEqualTo(rows);
+        assertThat(Modes.roundOrder(List.of("raw", "memory-4", "spring-4"), 2))
+                .containsExactly("raw", "memory-4", "spring-4");
+    }
 }
