@@ -9,6 +9,8 @@
 #   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
 #   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer
 #   (--modes takes rows or groups: memory, spring, camel, postgres, peers; --messages/--pg-messages/--rounds)
+#   tooling/benchmarks/run.sh e2e --durability durable --modes memory,postgres --only throughput --fingerprint on,off
+#                                #   every AceMQ row with the fingerprint on (default) and off, compared round by round
 # MVN_ARGS="-o" to build offline; SKIP_BUILD=1 to reuse tooling/benchmarks/target/acemq-benchmarks.jar.
 set -e
 cd "$(dirname "$0")/../.."

@@ -14,12 +14,14 @@ import java.util.List;
 import java.util.function.Predicate;
 import org.acemq.amqp.benchmarks.e2e.BenchEnv;
 import org.acemq.amqp.benchmarks.e2e.EndToEndBenchmark;
+import org.acemq.amqp.benchmarks.e2e.FingerprintCost;
 
 /**
  * The one entry point: {@code java -jar tooling/benchmarks/target/acemq-benchmarks.jar e2e|micro|all [options]}.
  * {@code e2e} runs {@link EndToEndBenchmark} (options documented there); {@code micro} runs the store
  * micro-benchmarks (JMH tryClaim/confirm at 1 and 4 threads for both stores, heap bytes per remembered id), each in
- * its own JVM, and prints a table; {@code all} runs both and writes both tables to one file.
+ * its own JVM, and prints a table; {@code all} runs both and writes both tables to one file; {@code fingerprint}
+ * times the runtime's fingerprint computation alone ({@link FingerprintCost}).
  */
 public final class BenchmarkMain {
 
@@ -36,6 +38,7 @@ public final class BenchmarkMain {
         String[] rest = args.length == 0 ? new String[0] : Arrays.copyOfRange(args, 1, args.length);
         switch (command) {
             case "e2e" -> EndToEndBenchmark.main(rest);
+            case "fingerprint" -> FingerprintCost.main(rest);
             case "micro" -> {
                 String table = micro(rest);
                 System.out.println(table);
@@ -61,7 +64,7 @@ public final class BenchmarkMain {
                 System.out.println(all);
             }
             default -> {
-                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all [e2e options]");
+                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint [options]");
                 System.exit(2);
             }
         }

@@ -24,6 +24,7 @@ import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
@@ -56,7 +57,7 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  *      [--camel-uri-options OPTS] [--jdbc-url URL --jdbc-user U --jdbc-password P | --no-postgres]
  *      [--data-dir tooling/benchmarks/target/bench-data] [--io-per-worker 200] [--latency-seconds 8] [--latency-rounds 3]
  *      [--latency-publishers 4] [--latency-probe-seconds 2] [--latency-rate N] [--latency-pool4 true]
- *      [--only throughput,latency,io] [--out FILE]
+ *      [--only throughput,latency,io] [--fingerprint on,off] [--out FILE]
  * </pre>
  */
 public final class EndToEndBenchmark {
@@ -94,6 +95,8 @@ public final class EndToEndBenchmark {
         String only = "throughput,latency,io";
         List<String> durability = List.of("durable", "non-durable");
         List<String> modes;
+        /** {@code --fingerprint}: on, off or both for every AceMQ row; null to leave the rows as requested. */
+        List<String> fingerprint;
         Path out;
         Path dataDir = Path.of("tooling", "benchmarks", "target", "bench-data");
         String command;
@@ -135,6 +138,7 @@ public final class EndToEndBenchmark {
                     case "--only" -> o.only = v;
                     case "--durability" -> o.durability = durability(v);
                     case "--modes" -> o.modes = List.of(v.split(","));
+                    case "--fingerprint" -> o.fingerprint = fingerprint(v);
                     case "--out" -> o.out = Path.of(v);
                     case "--data-dir" -> o.dataDir = Path.of(v);
                     case "--command" -> o.command = v;
@@ -143,12 +147,31 @@ public final class EndToEndBenchmark {
                 }
             }
             for (String d : o.durability) {
-                Modes.resolve(o.modes, d.equals("durable"), o.pgTunedThreads, o.postgres); // fail early
+                o.modes(d.equals("durable")); // fail early
             }
             if (o.command == null) {
                 o.command = "tooling/benchmarks/run.sh e2e" + (args.length == 0 ? "" : " " + String.join(" ", args));
             }
             return o;
+        }
+
+        /** @return the rows of a phase: the requested ones in the fingerprint settings asked for */
+        List<String> modes(boolean durable) {
+            return Modes.withFingerprint(Modes.resolve(modes, durable, pgTunedThreads, postgres), fingerprint);
+        }
+
+        private static List<String> fingerprint(String value) {
+            List<String> list = new ArrayList<>();
+            for (String f : value.split(",")) {
+                String t = f.trim();
+                if (!t.equals("on") && !t.equals("off")) {
+                    throw new IllegalArgumentException("--fingerprint takes on, off or both, but was " + t);
+                }
+                if (!list.contains(t)) {
+                    list.add(t);
+                }
+            }
+            return List.copyOf(list);
         }
 
         private static int positive(String option, String value) {
@@ -287,8 +310,7 @@ public final class EndToEndBenchmark {
         boolean throughput = options.only.contains("throughput");
         boolean needsPostgres = false;
         for (String d : options.durability) {
-            Phase phase = new Phase(d.equals("durable"),
-                    Modes.resolve(options.modes, d.equals("durable"), options.pgTunedThreads, options.postgres));
+            Phase phase = new Phase(d.equals("durable"), options.modes(d.equals("durable")));
             phases.add(phase);
             needsPostgres |= phase.modes.stream().anyMatch(Modes::usesPostgres);
         }
@@ -358,6 +380,9 @@ public final class EndToEndBenchmark {
     }
 
     private String describe(String mode) {
+        if (Modes.fingerprintOff(mode)) {
+            return describe(Modes.fingerprintOnTwin(mode)) + ", `Fingerprint.off()`";
+        }
         int t = Modes.threads(mode);
         if (mode.equals("raw") || mode.startsWith("raw-pool")) {
             return "raw protonj2, manual accept" + (t == 1 ? "" : ", " + t + "-thread pool");
@@ -501,7 +526,7 @@ public final class EndToEndBenchmark {
             measure(phase, mode, Math.min(options.warmup, count(mode)));
         }
         for (int round = 1; round <= options.rounds; round++) {
-            for (String mode : phase.modes) {
+            for (String mode : Modes.roundOrder(phase.modes, round)) {
                 Sample s = measure(phase, mode, count(mode));
                 phase.samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(s);
                 log(String.format(Locale.ROOT, "%s round %d %-20s %,9.0f msg/s  %5.1f us/msg client+broker%s",
@@ -530,6 +555,7 @@ public final class EndToEndBenchmark {
                 + "from connecting (starting the consumer, container or route) until the last message has been "
                 + "settled; closing is not timed for any row. CPU excludes PostgreSQL's processes; they are in the "
                 + "PostgreSQL table.\n\n");
+        sb.append(fingerprintComparison(phase));
         sb.append("#### Where the CPU goes (medians, from /proc: user and system time, context switches summed over "
                 + "the threads)\n\n| mode | client user µs/msg | client system µs/msg | broker µs/msg "
                 + "| client context switches/msg | broker context switches/msg |\n|---|---:|---:|---:|---:|---:|\n");
@@ -563,6 +589,57 @@ public final class EndToEndBenchmark {
                     + "schema statements and Camel's table check at start, a few commits per measurement. "
                     + "PostgreSQL CPU: user + system time of the postmaster and all its processes, living or ended, "
                     + "over the timed window.\n\n");
+        }
+        return sb.toString();
+    }
+
+    /**
+     * Each AceMQ row measured with the fingerprint on (the default) and off in this phase: both against the raw
+     * baseline, and on / off paired round by round (the two run one right after the other in every round).
+     */
+    String fingerprintComparison(Phase phase) {
+        StringBuilder sb = new StringBuilder();
+        for (String off : phase.samples.keySet()) {
+            if (!Modes.fingerprintOff(off) || !phase.samples.containsKey(Modes.fingerprintOnTwin(off))) {
+                continue;
+            }
+            String on = Modes.fingerprintOnTwin(off);
+            List<Sample> a = phase.samples.get(on);
+            List<Sample> b = phase.samples.get(off);
+            double[] perRound = new double[Math.min(a.size(), b.size())];
+            for (int i = 0; i < perRound.length; i++) {
+                perRound[i] = a.get(i).rate() / b.get(i).rate();
+            }
+            double[] sorted = perRound.clone();
+            Arrays.sort(sorted);
+            double med = sorted.length % 2 == 1 ? sorted[sorted.length / 2]
+                    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+            StringBuilder rounds = new StringBuilder();
+            for (double r : perRound) {
+                rounds.append(rounds.length() == 0 ? "" : " ").append(num(r, 2));
+            }
+            double cpuOn = median(a, Sample::clientMicrosPerMsg);
+            double cpuOff = median(b, Sample::clientMicrosPerMsg);
+            log(String.format(Locale.ROOT, "%s fingerprint on/off: %s / %s = %.2f (rounds %s; min %.2f, max %.2f);"
+                    + " ratio to %s on %.2f, off %.2f; client CPU %.1f / %.1f us/msg", phase.name(), on, off, med,
+                    rounds, sorted[0], sorted[sorted.length - 1], Modes.baseline(on), phase.ratio(on),
+                    phase.ratio(off), cpuOn, cpuOff));
+            if (sb.length() == 0) {
+                sb.append("#### Fingerprint on (the default, `Fingerprint.body()`) and off (`Fingerprint.off()`)\n\n"
+                        + "| rows (on / off) | on msg/s | ratio to raw | off msg/s | ratio to raw | on / off (median of "
+                        + "rounds) | on / off by round | spread (max − min) | client CPU µs/msg on / off |\n"
+                        + "|---|---:|---:|---:|---:|---:|---|---:|---|\n");
+            }
+            sb.append(String.format(Locale.ROOT, "| `%s` / `%s` | %s | %s | %s | %s | **%s** | %s | %s | %s / %s |%n",
+                    on, off, fmt(phase.rate(on)), num(phase.ratio(on), 2), fmt(phase.rate(off)),
+                    num(phase.ratio(off), 2), num(med, 2), rounds, num(sorted[sorted.length - 1] - sorted[0], 2),
+                    num(cpuOn, 1), num(cpuOff, 1)));
+        }
+        if (sb.length() > 0) {
+            sb.append("\nRatios to raw as in the table above (same phase, same thread shape). On / off: the rate with "
+                    + "the fingerprint on divided by the rate with it off, in each round (the two rows run one right "
+                    + "after the other, the fingerprint-off row first in every even round); below 1 means the fingerprint costs throughput. Read it against the spread: "
+                    + "a median inside the rounds' range around 1 is no difference this run can show.\n\n");
         }
         return sb.toString();
     }
@@ -759,10 +836,13 @@ public final class EndToEndBenchmark {
                            MessageHandler handler, BenchEnv.Postgres pg) throws Exception {
         Counter counter = new Counter(n);
         Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
+        Subscription.Builder subscription = Subscription.builder(queue, handler).concurrency(threads)
+                .prefetch(prefetch);
+        if (Modes.fingerprintOff(mode)) {
+            subscription.fingerprint(Fingerprint.off());
+        }
         AmqpConsumer consumer = AmqpConsumer.builder().name("bench").broker(HOST, broker.port()).store(store)
-                .observer(counter)
-                .subscribe(Subscription.builder(queue, handler).concurrency(threads).prefetch(prefetch).build())
-                .start();
+                .observer(counter).subscribe(subscription.build()).start();
         Sample s;
         try {
             awaitAll(counter.done, mode, n);

@@ -19,9 +19,13 @@ import java.util.regex.Pattern;
  *     repository</li>
  * <li>{@code postgres-default-N}: AceMQ with JdbcIdempotencyStore built with its defaults</li>
  * <li>{@code postgres-tuned-N}: AceMQ with JdbcIdempotencyStore in the setting of {@code --pg-tuned-*}</li>
+ * <li>{@code memory-fp-off-N}, {@code postgres-default-fp-off-N}, {@code postgres-tuned-fp-off-N}: the same AceMQ row
+ *     with {@code Fingerprint.off()} (the rows without it run the default, {@code Fingerprint.body()})</li>
  * </ul>
  *
  * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel).
+ * {@code --fingerprint on,off} runs each AceMQ row of the phase with the fingerprint on and off, side by side;
+ * {@code --fingerprint off} only off ({@link #withFingerprint}).
  */
 final class Modes {
 
@@ -29,8 +33,11 @@ final class Modes {
     static final List<String> BASELINES = List.of("raw", "raw-pool4");
 
     private static final Pattern NAME = Pattern.compile(
-            "(raw|raw-pool(\\d+)|memory-(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
-                    + "|postgres-default-(\\d+)|postgres-tuned-(\\d+))");
+            "(raw|raw-pool(\\d+)|memory-(?:fp-off-)?(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
+                    + "|postgres-default-(?:fp-off-)?(\\d+)|postgres-tuned-(?:fp-off-)?(\\d+))");
+
+    /** The infix of a row run with {@code Fingerprint.off()}. */
+    private static final String FP_OFF = "fp-off-";
 
     private Modes() {
     }
@@ -88,8 +95,9 @@ final class Modes {
         Matcher m = NAME.matcher(mode);
         if (!m.matches()) {
             throw new IllegalArgumentException("unknown mode " + mode + "; known: raw, raw-poolN, memory-N, spring-N,"
-                    + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N and the groups memory,"
-                    + " spring, camel, postgres, peers");
+                    + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N, memory-fp-off-N,"
+                    + " postgres-default-fp-off-N, postgres-tuned-fp-off-N and the groups memory, spring, camel,"
+                    + " postgres, peers");
         }
         if (mode.equals("raw")) {
             return 1;
@@ -104,6 +112,81 @@ final class Modes {
             }
         }
         throw new IllegalStateException(mode);
+    }
+
+    /** @return whether the row runs AceMQ (and so has a fingerprint setting) */
+    static boolean isAceMq(String mode) {
+        return mode.startsWith("memory-") || mode.startsWith("postgres-");
+    }
+
+    /** @return whether the row runs AceMQ with {@code Fingerprint.off()} */
+    static boolean fingerprintOff(String mode) {
+        return isAceMq(mode) && mode.contains(FP_OFF);
+    }
+
+    /** @return the AceMQ row with the same store and threads and the fingerprint off */
+    static String fingerprintOffTwin(String mode) {
+        if (!isAceMq(mode)) {
+            throw new IllegalArgumentException(mode + " has no fingerprint setting");
+        }
+        if (fingerprintOff(mode)) {
+            return mode;
+        }
+        int cut = mode.lastIndexOf('-') + 1;
+        return mode.substring(0, cut) + FP_OFF + mode.substring(cut);
+    }
+
+    /** @return the AceMQ row with the same store and threads and the fingerprint on (the default) */
+    static String fingerprintOnTwin(String mode) {
+        return mode.replace(FP_OFF, "");
+    }
+
+    /**
+     * @param modes resolved rows
+     * @param fingerprint the settings of {@code --fingerprint} ({@code on}, {@code off} or both), or null when not
+     *     given: then the rows stay as requested
+     * @return the rows with each AceMQ row in the settings asked for; with both, its fingerprint-off twin follows
+     *     it, so that the two are measured one right after the other in every round
+     */
+    static List<String> withFingerprint(List<String> modes, List<String> fingerprint) {
+        if (fingerprint == null) {
+            return modes;
+        }
+        Set<String> out = new LinkedHashSet<>();
+        for (String m : modes) {
+            if (!isAceMq(m)) {
+                out.add(m);
+                continue;
+            }
+            if (fingerprint.contains("on")) {
+                out.add(fingerprintOnTwin(m));
+            }
+            if (fingerprint.contains("off")) {
+                out.add(fingerprintOffTwin(m));
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * @param modes a phase's rows
+     * @param round the round, from 1
+     * @return the order to measure them in that round: as given, except that in every even round a row and its
+     *     fingerprint-off twin right after it swap places, so that neither setting always runs second
+     */
+    static List<String> roundOrder(List<String> modes, int round) {
+        List<String> order = new ArrayList<>(modes);
+        if (round % 2 == 0) {
+            for (int i = 0; i + 1 < order.size(); i++) {
+                String m = order.get(i);
+                if (isAceMq(m) && !fingerprintOff(m) && order.get(i + 1).equals(fingerprintOffTwin(m))) {
+                    order.set(i, order.get(i + 1));
+                    order.set(i + 1, m);
+                    i++;
+                }
+            }
+        }
+        return order;
     }
 
     /** @return whether the row keeps its idempotency records in PostgreSQL */

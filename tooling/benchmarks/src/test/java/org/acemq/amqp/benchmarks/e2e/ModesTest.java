@@ -54,4 +54,51 @@ class ModesTest {
         assertThatThrownBy(() -> Modes.threads("memory-0"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("mode memory-0 needs at least 1 thread");
     }
+
+    @Test
+    void fingerprintOnAndOffPutEachAceMqRowsTwinRightAfterIt() {
+        List<String> rows = Modes.resolve(List.of("memory", "spring-4", "postgres"), true, 64, true);
+        assertThat(Modes.withFingerprint(rows, List.of("on", "off"))).containsExactly("raw", "raw-pool4", "memory-1",
+                "memory-fp-off-1", "memory-4", "memory-fp-off-4", "spring-4", "postgres-default-4",
+                "postgres-default-fp-off-4", "postgres-tuned-64", "postgres-tuned-fp-off-64");
+        assertThat(Modes.withFingerprint(rows, List.of("off"))).containsExactly("raw", "raw-pool4", "memory-fp-off-1",
+                "memory-fp-off-4", "spring-4", "postgres-default-fp-off-4", "postgres-tuned-fp-off-64");
+        assertThat(Modes.withFingerprint(rows, List.of("on"))).isEqualTo(rows);
+    }
+
+    @Test
+    void withoutTheFingerprintOptionRowsStayAsRequested() {
+        List<String> rows = Modes.resolve(List.of("memory-4", "memory-fp-off-4"), true, 64, true);
+        assertThat(rows).containsExactly("raw", "raw-pool4", "memory-4", "memory-fp-off-4");
+        assertThat(Modes.withFingerprint(rows, null)).isSameAs(rows);
+    }
+
+    @Test
+    void fingerprintOffRowsKeepTheirStoreThreadsAndBaseline() {
+        assertThat(Modes.threads("memory-fp-off-1")).isEqualTo(1);
+        assertThat(Modes.threads("postgres-tuned-fp-off-64")).isEqualTo(64);
+        assertThat(Modes.baseline("memory-fp-off-1")).isEqualTo("raw");
+        assertThat(Modes.baseline("memory-fp-off-4")).isEqualTo("raw-pool4");
+        assertThat(Modes.usesPostgres("postgres-default-fp-off-4")).isTrue();
+        assertThat(Modes.usesPostgres("memory-fp-off-4")).isFalse();
+        assertThat(Modes.fingerprintOff("memory-fp-off-4")).isTrue();
+        assertThat(Modes.fingerprintOff("memory-4")).isFalse();
+        assertThat(Modes.fingerprintOffTwin("postgres-tuned-64")).isEqualTo("postgres-tuned-fp-off-64");
+        assertThat(Modes.fingerprintOnTwin("postgres-tuned-fp-off-64")).isEqualTo("postgres-tuned-64");
+        assertThatThrownBy(() -> Modes.threads("spring-fp-off-4")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("unknown mode spring-fp-off-4");
+        assertThatThrownBy(() -> Modes.fingerprintOffTwin("spring-4")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void twinsSwapPlacesInEveryEvenRoundSoNeitherSettingAlwaysRunsSecond() {
+        List<String> rows = List.of("raw", "raw-pool4", "memory-1", "memory-fp-off-1", "spring-4", "memory-4",
+                "memory-fp-off-4");
+        assertThat(Modes.roundOrder(rows, 1)).isEqualTo(rows);
+        assertThat(Modes.roundOrder(rows, 2)).containsExactly("raw", "raw-pool4", "memory-fp-off-1", "memory-1",
+                "spring-4", "memory-fp-off-4", "memory-4");
+        assertThat(Modes.roundOrder(rows, 3)).isEqualTo(rows);
+        assertThat(Modes.roundOrder(List.of("raw", "memory-4", "spring-4"), 2))
+                .containsExactly("raw", "memory-4", "spring-4");
+    }
 }

@@ -3,6 +3,7 @@ package org.acemq.amqp.benchmarks.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class OptionsTest {
@@ -38,6 +39,8 @@ class OptionsTest {
                 .hasMessage("--pg-tuned-group-commit takes default, on, off or maxBatch,maxInFlight, but was 128");
         assertThatThrownBy(() -> parse("--modes", "memory-x")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("unknown mode memory-x");
+        assertThatThrownBy(() -> parse("--fingerprint", "sometimes")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--fingerprint takes on, off or both, but was sometimes");
         assertThatThrownBy(() -> parse("--fast")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("missing value for --fast");
         assertThatThrownBy(() -> parse("--fast", "1")).isInstanceOf(IllegalArgumentException.class)
@@ -55,5 +58,38 @@ class OptionsTest {
         assertThat(EndToEndBenchmark.GroupCommit.parse("default").describe()).isEqualTo("store defaults");
         assertThat(EndToEndBenchmark.GroupCommit.parse("128,4").describe()).isEqualTo("`groupCommit(128, 4)`");
         assertThat(EndToEndBenchmark.GroupCommit.parse("off").describe()).isEqualTo("`groupCommit(false)`");
+    }
+
+    @Test
+    void fingerprintSettingsApplyToTheAceMqRowsOfEveryPhase() {
+        EndToEndBenchmark.Options o = parse("--modes", "memory-4,spring-1", "--fingerprint", "on,off");
+        assertThat(o.fingerprint).containsExactly("on", "off");
+        assertThat(o.modes(true)).containsExactly("raw", "raw-pool4", "memory-4", "memory-fp-off-4", "spring-1");
+        assertThat(o.modes(false)).containsExactly("raw", "raw-pool4", "memory-4", "memory-fp-off-4", "spring-1");
+        assertThat(parse().fingerprint).isNull();
+        assertThat(parse().modes(false)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4", "spring-1",
+                "spring-4");
+    }
+
+    @Test
+    void fingerprintComparisonPairsTheRoundsOfEachTwin() {
+        EndToEndBenchmark b = new EndToEndBenchmark(parse("--modes", "memory-4", "--fingerprint", "on,off"));
+        EndToEndBenchmark.Phase phase = new EndToEndBenchmark.Phase(true, List.of());
+        // rates in msg/s: 1e9 ns for n messages is n msg/s
+        phase.samples.put("raw-pool4", List.of(sample("raw-pool4", 100), sample("raw-pool4", 100),
+                sample("raw-pool4", 100)));
+        phase.samples.put("memory-4", List.of(sample("memory-4", 90), sample("memory-4", 80), sample("memory-4", 99)));
+        phase.samples.put("memory-fp-off-4", List.of(sample("memory-fp-off-4", 100), sample("memory-fp-off-4", 100),
+                sample("memory-fp-off-4", 90)));
+        String text = b.fingerprintComparison(phase);
+        assertThat(text).contains("| `memory-4` / `memory-fp-off-4` | 90 | 0.90 | 100 | 1.00 | **0.90** "
+                + "| 0.90 0.80 1.10 | 0.30 |");
+        phase.samples.remove("memory-fp-off-4");
+        assertThat(b.fingerprintComparison(phase)).isEmpty();
+    }
+
+    private static Sample sample(String mode, int messages) {
+        BenchEnv.Sched none = new BenchEnv.Sched(0, 0, 0);
+        return new Sample(mode, 4, messages, 1_000_000_000L, messages * 1_000L, 0, none, none, -1, -1);
     }
 }
