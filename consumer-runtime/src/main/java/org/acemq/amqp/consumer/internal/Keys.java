@@ -26,6 +26,8 @@ final class Keys {
 
     private static final Logger LOG = LoggerFactory.getLogger(Keys.class);
     private static final HexFormat HEX = HexFormat.of();
+    /** One digest per intake thread: looking one up costs more than hashing a small body. */
+    private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(Keys::sha256);
     /** RabbitMQ address forms that give each link a queue of its own (3.x and 4.x). */
     private static final List<String> PER_LINK_PREFIXES = List.of("/exchange/", "/exchanges/", "/topic/");
 
@@ -159,7 +161,8 @@ final class Keys {
         if (!fingerprint.enabled()) {
             return null;
         }
-        MessageDigest digest = sha256();
+        MessageDigest digest = DIGEST.get();
+        digest.reset();
         digest.update(BodyBytes.of(message));
         for (String property : fingerprintProperties) {
             Object value = message.property(property);
