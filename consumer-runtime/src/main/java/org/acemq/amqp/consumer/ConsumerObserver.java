@@ -142,6 +142,22 @@ public interface ConsumerObserver {
     }
 
     /**
+     * A store call finished, with the number of message keys it covered. The runtime calls this method; its default
+     * calls {@link #storeCall(StoreOperation, long, boolean)}, so an observer overrides one or the other. A batched
+     * call ({@code acquireAll}, {@code confirmAll}, {@code releaseAll} of a
+     * {@link org.acemq.amqp.api.LeasedIdempotencyStore}) covers many keys; a single call, a renewal and a probe cover
+     * one. Divide the time by {@code keys} for the store time per message.
+     *
+     * @param operation which call
+     * @param nanos how long it took
+     * @param success whether it succeeded (a fenced no-op counts as success)
+     * @param keys how many keys the call covered, at least 1
+     */
+    default void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+        storeCall(operation, nanos, success);
+    }
+
+    /**
      * The consumer ran a handler without a claim because the store was down and the policy is
      * {@link StoreFailurePolicy#FAIL_OPEN}.
      *

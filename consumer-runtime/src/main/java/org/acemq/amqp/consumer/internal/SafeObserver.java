@@ -119,6 +119,15 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+        try {
+            delegate.storeCall(operation, nanos, success, keys);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void storeBypassed(String subscription) {
         try {
             delegate.storeBypassed(subscription);

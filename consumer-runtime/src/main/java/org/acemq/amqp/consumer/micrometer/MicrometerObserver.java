@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.micrometer;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -78,6 +79,7 @@ public final class MicrometerObserver implements ConsumerObserver {
     private final Timer[] storeSuccess = new Timer[OPERATIONS.length];
     private final Timer[] storeFailure = new Timer[OPERATIONS.length];
     private final Counter[] storeErrors = new Counter[OPERATIONS.length];
+    private final DistributionSummary[] storeKeys = new DistributionSummary[OPERATIONS.length];
     private final Counter interruptions;
     private final AtomicBoolean bound = new AtomicBoolean();
     private final ObservationRegistry observations;
@@ -90,6 +92,7 @@ public final class MicrometerObserver implements ConsumerObserver {
             storeSuccess[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], SUCCESS);
             storeFailure[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], FAILURE);
             storeErrors[i] = counter(AcemqMeter.STORE_ERRORS, OPERATIONS[i]);
+            storeKeys[i] = summary(AcemqMeter.STORE_OPERATION_KEYS, OPERATIONS[i]);
         }
         this.interruptions = counter(AcemqMeter.CONNECTION_INTERRUPTIONS);
     }
@@ -215,7 +218,13 @@ public final class MicrometerObserver implements ConsumerObserver {
 
     @Override
     public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        storeCall(operation, nanos, success, 1);
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
         int i = operation.ordinal();
+        storeKeys[i].record(keys);
         if (success) {
             storeSuccess[i].record(nanos, TimeUnit.NANOSECONDS);
         } else {
@@ -297,6 +306,11 @@ public final class MicrometerObserver implements ConsumerObserver {
     private Timer timer(AcemqMeter meter, String... tagValues) {
         return Timer.builder(meter.meterName()).description(meter.description()).tags(tags(meter, tagValues))
                 .register(registry);
+    }
+
+    private DistributionSummary summary(AcemqMeter meter, String... tagValues) {
+        return DistributionSummary.builder(meter.meterName()).description(meter.description())
+                .baseUnit(meter.baseUnit()).tags(tags(meter, tagValues)).register(registry);
     }
 
     private void gauge(AcemqMeter meter, AmqpConsumer consumer, ToDoubleFunction<AmqpConsumer> value, Tags tags) {

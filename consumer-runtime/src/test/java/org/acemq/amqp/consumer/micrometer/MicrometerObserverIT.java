@@ -253,6 +253,15 @@ class MicrometerObserverIT {
         assertThat(counter(registry, "acemq.consumer.abandoned", "subscription", "closing")).isZero();
         assertThat(registry.find("acemq.consumer.deliveries").tag("subscription", "closing").counters().stream()
                 .mapToDouble(Counter::count).sum()).as("every delivery counted once").isEqualTo(27);
+        // m-1..m-6 were claimed with one store call and m-2..m-6 released with another
+        var claimKeys = registry.get("acemq.store.operation.keys").tags("operation", "claim").summary();
+        assertThat(claimKeys.max()).isEqualTo(6);
+        assertThat(claimKeys.totalAmount()).isEqualTo(27);
+        assertThat(claimKeys.count()).isEqualTo(timer(registry, "acemq.store.operation.duration", "operation",
+                "claim", "result", "success").count()).isLessThan(27);
+        var releaseKeys = registry.get("acemq.store.operation.keys").tags("operation", "release").summary();
+        assertThat(releaseKeys.count()).isEqualTo(1);
+        assertThat(releaseKeys.totalAmount()).isEqualTo(5);
         await().until(() -> broker.deliveringCount(queue) == 0 && broker.messageCount(queue) == 5);
     }
 
