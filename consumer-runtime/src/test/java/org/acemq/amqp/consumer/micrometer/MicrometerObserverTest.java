@@ -77,4 +77,15 @@ class MicrometerObserverTest {
                 .isEqualTo(1);
         assertThat(registry.get("acemq.store.operation.keys").summaries()).hasSize(StoreOperation.values().length);
     }
+
+    @Test
+    void theMessagingSystemFollowsTheBrokersProductWithAmqpForTheRest() {
+        assertThat(AcemqProcessContext.messagingSystem("apache-activemq-artemis")).isEqualTo("activemq");
+        assertThat(AcemqProcessContext.messagingSystem("ActiveMQ")).isEqualTo("activemq");
+        assertThat(AcemqProcessContext.messagingSystem("RabbitMQ")).isEqualTo("rabbitmq");
+        assertThat(AcemqProcessContext.messagingSystem("MSServiceBus")).isEqualTo("servicebus");
+        assertThat(AcemqProcessContext.messagingSystem("Solace PubSub+")).isEqualTo("amqp");
+        assertThat(AcemqProcessContext.messagingSystem(null))
+                .isEqualTo(DefaultAcemqProcessObservationConvention.MESSAGING_SYSTEM_AMQP).isEqualTo("amqp");
+    }
 }
