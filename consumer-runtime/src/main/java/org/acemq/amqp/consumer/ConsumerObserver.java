@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer;
 
 import java.util.Map;
+import org.acemq.amqp.api.Envelope;
 
 /**
  * Receives what a running consumer does, for metrics, tracing or logging. The Micrometer binding is one
@@ -108,6 +109,22 @@ public interface ConsumerObserver {
     }
 
     /**
+     * The same event with the whole message, for observers that follow the OpenTelemetry messaging conventions (its
+     * id, correlation-id and attempt; trace context in its message-annotations or application properties). The runtime
+     * calls this method; its default calls {@link #handlerStarting(String, String, Map)} with the envelope's address
+     * and application properties, so an observer overrides one or the other.
+     *
+     * @param subscription the subscription name
+     * @param envelope the message about to be handled (the same instance the handler receives; read-only)
+     * @param brokerProduct the {@code product} the broker announced when the connection opened (for example
+     *     {@code apache-activemq-artemis}, {@code RabbitMQ}), or null if it announced none
+     * @return the scope to close afterwards; {@code null} for none (the default)
+     */
+    default HandlerScope handlerStarting(String subscription, Envelope envelope, String brokerProduct) {
+        return handlerStarting(subscription, envelope.address(), envelope.applicationProperties());
+    }
+
+    /**
      * What {@link #handlerStarting} opened. Both methods are called on the worker thread that ran the handler and
      * must not throw (an exception is logged and otherwise ignored).
      */
@@ -129,6 +146,18 @@ public interface ConsumerObserver {
          * was settled)
          */
         void close(Outcome outcome);
+
+        /**
+         * The delivery's fate is decided, with the reason. The runtime calls this method; its default calls
+         * {@link #close(Outcome)}, so a scope overrides one or the other. Called exactly once.
+         *
+         * @param outcome as for {@link #close(Outcome)}; null if the delivery was abandoned
+         * @param reason why (for example {@link SettleReason#PROCESSED}, {@link SettleReason#FAILED}); null if the
+         *     delivery was abandoned
+         */
+        default void close(Outcome outcome, SettleReason reason) {
+            close(outcome);
+        }
     }
 
     /**
@@ -139,6 +168,22 @@ public interface ConsumerObserver {
      * @param success whether it succeeded (a fenced no-op counts as success)
      */
     default void storeCall(StoreOperation operation, long nanos, boolean success) {
+    }
+
+    /**
+     * A store call finished, with the number of message keys it covered. The runtime calls this method; its default
+     * calls {@link #storeCall(StoreOperation, long, boolean)}, so an observer overrides one or the other. A batched
+     * call ({@code acquireAll}, {@code confirmAll}, {@code releaseAll} of a
+     * {@link org.acemq.amqp.api.LeasedIdempotencyStore}) covers many keys; a single call, a renewal and a probe cover
+     * one. Divide the time by {@code keys} for the store time per message.
+     *
+     * @param operation which call
+     * @param nanos how long it took
+     * @param success whether it succeeded (a fenced no-op counts as success)
+     * @param keys how many keys the call covered, at least 1
+     */
+    default void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+        storeCall(operation, nanos, success);
     }
 
     /**

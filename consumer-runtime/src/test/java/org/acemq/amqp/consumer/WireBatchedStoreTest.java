@@ -256,6 +256,51 @@ class WireBatchedStoreTest {
     }
 
     @Test
+    void aDeliveryThatArrivesWhileClosingWaitsForTheHandlersIsReleasedAndCountedNotLeftToTheDetach()
+            throws Exception {
+        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        RecordingObserver observer = new RecordingObserver();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            // RabbitMQ 3.x answers drains against the spec, so the runtime does not drain at close: the credit it
+            // granted stays with the broker, which may still use it while the handlers finish.
+            peer.expectSASLAnonymousConnect();
+            peer.expectOpen().respond().withProperty("product", "RabbitMQ").withProperty("version", "3.10.8");
+            peer.expectBegin().respond();
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(1 + 5);
+            WireLog wire = WireLog.acceptAnythingThenClose(peer, 50, 1, 1);
+            peer.start();
+            AmqpConsumer consumer = ScriptedPeer.consumer(peer, store).observer(observer)
+                    .shutdownTimeout(Duration.ofSeconds(20))
+                    .subscribe(Subscription.builder("orders", blocking).concurrency(1).prefetch(5).build())
+                    .start();
+            try {
+                ScriptedPeer.awaitPerformatives(peer, 4);
+                send(peer, 0, "m-0");
+                await().until(() -> handled.size() == 1);
+                CompletableFuture<Void> closing = CompletableFuture.runAsync(consumer::close);
+                await().until(() -> consumer.health().state() == ConsumerHealth.State.STOPPING
+                        && !consumer.health().subscriptions().get(0).attached());
+                send(peer, 1, "m-1"); // after the intake stopped, while m-0's handler still runs
+                await().until(() -> inFlight(consumer) == 2);
+                release.countDown();
+                closing.get(20, TimeUnit.SECONDS);
+                assertThat(wire.outcome(0, 0)).isEqualTo("accepted");
+                assertThat(wire.outcome(0, 1)).as("m-1 goes back with a disposition of ours").isEqualTo("released");
+                assertThat(observer.count(Outcome.RELEASED, SettleReason.SHUTDOWN)).isEqualTo(1);
+                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
+                assertThat(observer.settled).hasSize(2);
+                assertThat(observer.abandoned).hasValue(0);
+                assertThat(handled).containsExactly("m-0");
+            } finally {
+                release.countDown();
+                consumer.close();
+            }
+            peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void theLeaseOfADeliveryClaimedAheadIsRenewedWhileItWaitsForAThread() throws Exception {
         ManualTime time = new ManualTime();
         MutableClock clock = MutableClock.create();

@@ -355,11 +355,13 @@ public final class AmqpTestClient implements AutoCloseable {
     // ------------------------------------------------------------------------------------------------
     // value types
 
-    /** What to send: id, body, application properties, durable flag (default true). */
+    /** What to send: id, body, application properties, annotations, correlation-id, durable flag (default true). */
     public static final class MessageSpec {
         private final Object messageId;
         private final Object body;
         private final Map<String, Object> properties = new LinkedHashMap<>();
+        private final Map<String, Object> annotations = new LinkedHashMap<>();
+        private Object correlationId;
         private boolean durable = true;
 
         private MessageSpec(Object messageId, Object body) {
@@ -376,6 +378,29 @@ public final class AmqpTestClient implements AutoCloseable {
          */
         public MessageSpec property(String name, Object value) {
             properties.put(Objects.requireNonNull(name, "name"), value);
+            return this;
+        }
+
+        /**
+         * Adds a message annotation.
+         *
+         * @param name the annotation key (sent as a symbol)
+         * @param value any AMQP simple type
+         * @return this spec
+         */
+        public MessageSpec annotation(String name, Object value) {
+            annotations.put(Objects.requireNonNull(name, "name"), value);
+            return this;
+        }
+
+        /**
+         * Sets the correlation-id.
+         *
+         * @param correlationId a String, UUID, UnsignedLong or Binary
+         * @return this spec
+         */
+        public MessageSpec correlationId(Object correlationId) {
+            this.correlationId = correlationId;
             return this;
         }
 
@@ -433,13 +458,19 @@ public final class AmqpTestClient implements AutoCloseable {
             for (Map.Entry<String, Object> e : properties.entrySet()) {
                 m.property(e.getKey(), e.getValue());
             }
+            for (Map.Entry<String, Object> e : annotations.entrySet()) {
+                m.annotation(e.getKey(), e.getValue());
+            }
+            if (correlationId != null) {
+                m.correlationId(correlationId);
+            }
             return m;
         }
 
         @Override
         public String toString() {
             return "MessageSpec[id=" + messageId + ", body=" + body + ", properties=" + properties
-                    + ", durable=" + durable + "]";
+                    + ", annotations=" + annotations + ", durable=" + durable + "]";
         }
     }
 

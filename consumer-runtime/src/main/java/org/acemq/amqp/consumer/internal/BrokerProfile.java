@@ -75,6 +75,11 @@ final class BrokerProfile {
         return m.find() ? Integer.parseInt(m.group(1)) : -1;
     }
 
+    /** @return the {@code product} the broker announced in its open frame, or null */
+    String product() {
+        return product;
+    }
+
     /** @return whether a {@code modified} outcome is safe to send */
     boolean modifiedSupported() {
         return modified;

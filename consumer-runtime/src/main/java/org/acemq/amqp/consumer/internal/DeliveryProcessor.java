@@ -197,7 +197,8 @@ final class DeliveryProcessor {
             DeliveryScope scope = d.scope;
             if (scope != null) {
                 d.scope = null;
-                scope.close(d.completed && d.sent && verdict != null ? verdict.outcome() : null);
+                boolean settled = d.completed && d.sent && verdict != null;
+                scope.close(settled ? verdict.outcome() : null, settled ? verdict.reason() : null);
             }
         }
     }
@@ -243,8 +244,8 @@ final class DeliveryProcessor {
      * open until {@link #run} ends, so the runtime's own log lines about this delivery carry the trace ids too.
      */
     private Throwable invokeHandler(Delivery d) {
-        d.scope = DeliveryScope.open(TraceContext.of(d.message), observer, name, spec.address(),
-                d.envelope.applicationProperties());
+        d.scope = DeliveryScope.open(TraceContext.of(d.message), observer, name, d.envelope,
+                runtime.profile().product());
         long start = runtime.ticker().read();
         Throwable failure = null;
         try {

@@ -1,8 +1,9 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.util.Map;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
 import org.slf4j.MDC;
 
 /**
@@ -13,9 +14,9 @@ import org.slf4j.MDC;
  */
 final class DeliveryScope {
 
-    /** MDC key: the {@code traceparent} application property as received. */
+    /** MDC key: the {@code traceparent} as received (message-annotation or application property). */
     static final String MDC_TRACEPARENT = "traceparent";
-    /** MDC key: the {@code tracestate} application property as received. */
+    /** MDC key: the {@code tracestate} as received, from the same section as {@code traceparent}. */
     static final String MDC_TRACESTATE = "tracestate";
     /** MDC key: the trace id parsed from {@code traceparent}. */
     static final String MDC_TRACE_ID = "traceId";
@@ -34,8 +35,8 @@ final class DeliveryScope {
      * @param observer a {@link SafeObserver} (never throws)
      * @return a scope, or null when there is neither trace context nor an observer scope
      */
-    static DeliveryScope open(TraceContext trace, ConsumerObserver observer, String subscription, String address,
-                             Map<String, Object> properties) {
+    static DeliveryScope open(TraceContext trace, ConsumerObserver observer, String subscription, Envelope envelope,
+                             String brokerProduct) {
         if (trace != null) {
             MDC.put(MDC_TRACEPARENT, trace.traceparent());
             if (trace.tracestate() != null) {
@@ -44,7 +45,8 @@ final class DeliveryScope {
             MDC.put(MDC_TRACE_ID, trace.traceId());
             MDC.put(MDC_SPAN_ID, trace.spanId());
         }
-        ConsumerObserver.HandlerScope observed = observer.handlerStarting(subscription, address, properties);
+        ConsumerObserver.HandlerScope observed = observer.handlerStarting(subscription, envelope,
+                brokerProduct);
         return trace == null && observed == null ? null : new DeliveryScope(trace, observed);
     }
 
@@ -58,11 +60,12 @@ final class DeliveryScope {
      * Closes the observer's scope and removes the MDC keys this scope set.
      *
      * @param outcome the outcome sent, enlisted or scheduled; null if the delivery was abandoned
+     * @param reason why; null if the delivery was abandoned
      */
-    void close(Outcome outcome) {
+    void close(Outcome outcome, SettleReason reason) {
         try {
             if (observed != null) {
-                observed.close(outcome);
+                observed.close(outcome, reason);
             }
         } finally {
             if (trace != null) {

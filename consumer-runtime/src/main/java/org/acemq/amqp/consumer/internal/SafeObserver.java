@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.util.Map;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
@@ -85,6 +86,22 @@ final class SafeObserver implements ConsumerObserver {
             failed(e);
             return null;
         }
+        return safe(scope);
+    }
+
+    @Override
+    public HandlerScope handlerStarting(String subscription, Envelope envelope, String brokerProduct) {
+        HandlerScope scope;
+        try {
+            scope = delegate.handlerStarting(subscription, envelope, brokerProduct);
+        } catch (RuntimeException e) {
+            failed(e);
+            return null;
+        }
+        return safe(scope);
+    }
+
+    private HandlerScope safe(HandlerScope scope) {
         if (scope == null) {
             return null;
         }
@@ -106,6 +123,15 @@ final class SafeObserver implements ConsumerObserver {
                     SafeObserver.this.failed(e);
                 }
             }
+
+            @Override
+            public void close(Outcome outcome, SettleReason reason) {
+                try {
+                    scope.close(outcome, reason);
+                } catch (RuntimeException e) {
+                    SafeObserver.this.failed(e);
+                }
+            }
         };
     }
 
@@ -113,6 +139,15 @@ final class SafeObserver implements ConsumerObserver {
     public void storeCall(StoreOperation operation, long nanos, boolean success) {
         try {
             delegate.storeCall(operation, nanos, success);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+        try {
+            delegate.storeCall(operation, nanos, success, keys);
         } catch (RuntimeException e) {
             failed(e);
         }

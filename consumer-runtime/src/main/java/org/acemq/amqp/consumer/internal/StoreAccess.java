@@ -42,8 +42,13 @@ final class StoreAccess {
     }
 
     private void done(StoreOperation operation, long start, boolean ok) {
+        done(operation, start, ok, 1);
+    }
+
+    /** @param keys how many keys the call covered (reported with the time, for the per-message store time) */
+    private void done(StoreOperation operation, long start, boolean ok, int keys) {
         if (timed) {
-            observer.storeCall(operation, ticker.read() - start, ok);
+            observer.storeCall(operation, ticker.read() - start, ok, keys);
         }
     }
 
@@ -109,7 +114,7 @@ final class StoreAccess {
             ok = true;
             return claims;
         } finally {
-            done(StoreOperation.CLAIM, start, ok);
+            done(StoreOperation.CLAIM, start, ok, keys.size());
         }
     }
 
@@ -129,7 +134,7 @@ final class StoreAccess {
             ok = true;
             return claims;
         } finally {
-            done(StoreOperation.CLAIM, start, ok);
+            done(StoreOperation.CLAIM, start, ok, keys.size());
         }
     }
 
@@ -159,7 +164,7 @@ final class StoreAccess {
             ok = true;
             return lost;
         } finally {
-            done(StoreOperation.CONFIRM, start, ok);
+            done(StoreOperation.CONFIRM, start, ok, claims.size());
         }
     }
 
@@ -181,7 +186,7 @@ final class StoreAccess {
             }
             ok = true;
         } finally {
-            done(StoreOperation.RELEASE, start, ok);
+            done(StoreOperation.RELEASE, start, ok, claims.size());
         }
     }
 

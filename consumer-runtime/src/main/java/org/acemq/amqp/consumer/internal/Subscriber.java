@@ -333,6 +333,13 @@ final class Subscriber {
     /** @return whether every handler finished before the deadline */
     boolean awaitHandlers(long deadlineNanos) {
         boolean done = threads.await(deadlineNanos);
+        ReceiverLink l = current;
+        if (l != null && l.isValid() && spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+            // A broker that is not drained (it answers drains against the spec) may use the credit it still holds
+            // while the handlers finish: release what arrived meanwhile with a disposition of ours, reported like the
+            // rest, instead of leaving it to the detach, where nobody would count it.
+            threads.releaseQueued(l);
+        }
         holds.settleAll();
         settlement.stop();
         return done;

@@ -4,9 +4,9 @@ import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 
 /**
- * W3C trace context carried in a message's application properties ({@code traceparent}, {@code tracestate}), parsed
- * and validated per the W3C Trace Context recommendation (level 1): an invalid {@code traceparent} is ignored
- * together with its {@code tracestate}.
+ * W3C trace context carried in a message's message-annotations or application properties ({@code traceparent},
+ * {@code tracestate}), parsed and validated per the W3C Trace Context recommendation (level 1): an invalid
+ * {@code traceparent} is ignored together with its {@code tracestate}.
  *
  * @param traceparent the header value as received
  * @param tracestate the tracestate value, or null
@@ -19,19 +19,28 @@ record TraceContext(String traceparent, String tracestate, String traceId, Strin
     static final String TRACESTATE = "tracestate";
     private static final int MAX_TRACESTATE = 512;
 
-    /** @return the message's trace context, or null if it carries none (or an invalid one) */
+    /**
+     * Reads the context as the W3C trace-context AMQP draft has readers do: from the message-annotations if they carry
+     * a {@code traceparent}, else from the application properties; {@code tracestate} from the same section.
+     *
+     * @return the message's trace context, or null if it carries none (or an invalid one)
+     */
     static TraceContext of(Message<?> message) {
-        Object parent;
-        Object state;
+        Object parent = null;
+        Object state = null;
         try {
-            if (!message.hasProperties()) {
-                return null;
+            if (message.hasAnnotations()) {
+                parent = message.annotation(TRACEPARENT);
+                if (parent != null) {
+                    state = message.annotation(TRACESTATE);
+                }
             }
-            parent = message.property(TRACEPARENT);
-            if (parent == null) {
-                return null;
+            if (parent == null && message.hasProperties()) {
+                parent = message.property(TRACEPARENT);
+                if (parent != null) {
+                    state = message.property(TRACESTATE);
+                }
             }
-            state = message.property(TRACESTATE);
         } catch (ClientException | RuntimeException e) {
             return null;
         }

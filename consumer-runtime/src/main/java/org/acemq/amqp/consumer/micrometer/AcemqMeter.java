@@ -46,6 +46,11 @@ public enum AcemqMeter {
     STORE_OPERATION_DURATION("acemq.store.operation.duration", Type.TIMER, "seconds",
             "Time an idempotency store call took, by operation and whether it succeeded",
             TagKey.OPERATION, TagKey.RESULT),
+    /** Keys per idempotency store call. */
+    STORE_OPERATION_KEYS("acemq.store.operation.keys", Type.SUMMARY, null,
+            "Message keys one idempotency store call covered (1 for single calls; more for batched claims, confirms "
+                    + "and releases), by operation: call time / keys is the store time per message",
+            TagKey.OPERATION),
     /** Failed store calls. */
     STORE_ERRORS("acemq.store.errors", Type.COUNTER, null,
             "Idempotency store calls that threw, by operation", TagKey.OPERATION),
@@ -85,6 +90,8 @@ public enum AcemqMeter {
         COUNTER,
         /** Durations: count, total and maximum (histograms as the registry is configured). */
         TIMER,
+        /** A distribution of amounts (a Micrometer {@code DistributionSummary}): count, total and maximum. */
+        SUMMARY,
         /** A value sampled when the registry reads it. */
         GAUGE;
 

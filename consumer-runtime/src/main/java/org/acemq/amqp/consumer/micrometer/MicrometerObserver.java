@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.micrometer;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -9,13 +10,13 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.ToDoubleFunction;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerHealth;
@@ -47,11 +48,13 @@ import org.acemq.amqp.consumer.StoreOperation;
  * <p><b>Observation.</b> With {@link Builder#observationRegistry}, each handler call runs inside an Observation named
  * {@value #OBSERVATION_NAME}, current on the worker thread while the handler runs (so the handler can start child
  * observations) and stopped on that thread once the delivery's outcome is decided. Its context is an
- * {@code io.micrometer.observation.transport.ReceiverContext} (kind CONSUMER) whose carrier is the message's
- * application properties, so a tracing bridge (micrometer-tracing) continues the producer's W3C trace
- * ({@code traceparent}/{@code tracestate}). Contextual name {@code "<address> process"}; low-cardinality key values
- * {@code subscription} and {@code outcome} ({@code accepted}, {@code released}, {@code modified}, {@code rejected});
- * high-cardinality {@code traceparent} when the message has one; the handler's exception as the error.
+ * {@link AcemqProcessContext}, a {@code ReceiverContext} (kind CONSUMER) whose carrier holds the producer's W3C trace
+ * context ({@code traceparent}/{@code tracestate} from the message-annotations, else the application properties), so
+ * a tracing bridge (Micrometer Tracing) makes the process span a child of the producer's. Names and key values come
+ * from an {@link AcemqProcessObservationConvention}: by default {@link DefaultAcemqProcessObservationConvention}, the
+ * OpenTelemetry messaging conventions (span {@code process <address>}, {@code messaging.*} attributes) plus AceMQ's
+ * outcome, reason, attempt and scope; replace it with {@link Builder#processObservationConvention}. The handler's
+ * exception is the Observation's error.
  *
  * <p><b>Cost.</b> Store meters and the per-subscription counters and timers are registered the first time they can
  * be (at construction, at {@link #bindTo} or on a subscription's first event) and cached; an event costs one lookup
@@ -78,18 +81,23 @@ public final class MicrometerObserver implements ConsumerObserver {
     private final Timer[] storeSuccess = new Timer[OPERATIONS.length];
     private final Timer[] storeFailure = new Timer[OPERATIONS.length];
     private final Counter[] storeErrors = new Counter[OPERATIONS.length];
+    private final DistributionSummary[] storeKeys = new DistributionSummary[OPERATIONS.length];
     private final Counter interruptions;
     private final AtomicBoolean bound = new AtomicBoolean();
     private final ObservationRegistry observations;
+    private final AcemqProcessObservationConvention convention;
 
-    private MicrometerObserver(MeterRegistry registry, Tags commonTags, ObservationRegistry observations) {
+    private MicrometerObserver(MeterRegistry registry, Tags commonTags, ObservationRegistry observations,
+                               AcemqProcessObservationConvention convention) {
         this.registry = registry;
         this.commonTags = commonTags;
         this.observations = observations == null || observations.isNoop() ? null : observations;
+        this.convention = convention;
         for (int i = 0; i < OPERATIONS.length; i++) {
             storeSuccess[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], SUCCESS);
             storeFailure[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], FAILURE);
             storeErrors[i] = counter(AcemqMeter.STORE_ERRORS, OPERATIONS[i]);
+            storeKeys[i] = summary(AcemqMeter.STORE_OPERATION_KEYS, OPERATIONS[i]);
         }
         this.interruptions = counter(AcemqMeter.CONNECTION_INTERRUPTIONS);
     }
@@ -117,6 +125,7 @@ public final class MicrometerObserver implements ConsumerObserver {
         private final MeterRegistry registry;
         private Tags commonTags = Tags.empty();
         private ObservationRegistry observations;
+        private AcemqProcessObservationConvention convention;
 
         private Builder(MeterRegistry registry) {
             this.registry = registry;
@@ -142,9 +151,21 @@ public final class MicrometerObserver implements ConsumerObserver {
             return this;
         }
 
+        /**
+         * @param convention names and describes the Observation around each handler call instead of
+         *     {@link DefaultAcemqProcessObservationConvention} (default: that one, unless the
+         *     {@code ObservationRegistry} has a global convention for {@link AcemqProcessContext}); used only with
+         *     {@link #observationRegistry}
+         * @return this builder
+         */
+        public Builder processObservationConvention(AcemqProcessObservationConvention convention) {
+            this.convention = Objects.requireNonNull(convention, "processObservationConvention must not be null");
+            return this;
+        }
+
         /** @return the observer, with its store meters registered */
         public MicrometerObserver build() {
-            return new MicrometerObserver(registry, commonTags, observations);
+            return new MicrometerObserver(registry, commonTags, observations, convention);
         }
     }
 
@@ -209,13 +230,20 @@ public final class MicrometerObserver implements ConsumerObserver {
     }
 
     @Override
-    public HandlerScope handlerStarting(String subscription, String address, Map<String, Object> properties) {
-        return observations == null ? null : ProcessObservation.start(observations, subscription, address, properties);
+    public HandlerScope handlerStarting(String subscription, Envelope envelope, String brokerProduct) {
+        return observations == null ? null
+                : ProcessObservation.start(observations, convention, subscription, envelope, brokerProduct);
     }
 
     @Override
     public void storeCall(StoreOperation operation, long nanos, boolean success) {
+        storeCall(operation, nanos, success, 1);
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
         int i = operation.ordinal();
+        storeKeys[i].record(keys);
         if (success) {
             storeSuccess[i].record(nanos, TimeUnit.NANOSECONDS);
         } else {
@@ -297,6 +325,11 @@ public final class MicrometerObserver implements ConsumerObserver {
     private Timer timer(AcemqMeter meter, String... tagValues) {
         return Timer.builder(meter.meterName()).description(meter.description()).tags(tags(meter, tagValues))
                 .register(registry);
+    }
+
+    private DistributionSummary summary(AcemqMeter meter, String... tagValues) {
+        return DistributionSummary.builder(meter.meterName()).description(meter.description())
+                .baseUnit(meter.baseUnit()).tags(tags(meter, tagValues)).register(registry);
     }
 
     private void gauge(AcemqMeter meter, AmqpConsumer consumer, ToDoubleFunction<AmqpConsumer> value, Tags tags) {

@@ -10,9 +10,11 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.api.StoreUnavailableException;
@@ -195,6 +197,72 @@ class MicrometerObserverIT {
         assertThat(busy.oldestInFlight()).isGreaterThanOrEqualTo(busy.oldestClaim());
         assertThat(gauge(registry, "acemq.consumer.credit", "subscription", "slow")).isEqualTo(9);
         release.countDown();
+    }
+
+    @Test
+    void deliveriesClaimedAheadAndReleasedAtShutdownAreCountedOnce() throws Exception {
+        String queue = "metrics-shutdown";
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerObserver metrics = MicrometerObserver.of(registry);
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch slow = new CountDownLatch(1);
+        AtomicInteger slowStarted = new AtomicInteger();
+        Subscription subscription = Subscription.builder(queue, e -> {
+            String body = e.body(String.class);
+            if (body.equals("gate")) {
+                gate.await();
+            } else if (body.startsWith("m-")) {
+                slowStarted.incrementAndGet();
+                slow.await();
+            }
+        }).name("closing").concurrency(1).prefetch(10).build();
+        // A ticker that stands still: the warm-up handlers take no time, so the intake claims a whole batch ahead.
+        AmqpConsumer consumer = AmqpConsumer.builder().connection(settings().build())
+                .store(InMemoryIdempotencyStore.ofDefaults()).ticker(() -> 0L).observer(metrics)
+                .subscribe(subscription).start();
+        try {
+            metrics.bindTo(consumer);
+            client.sendBatch(queue, 20, i -> "w-" + i);
+            await().until(() -> counter(registry, "acemq.consumer.deliveries", "subscription", "closing", "outcome",
+                    "accepted", "reason", "processed") == 20);
+            client.send(queue, message("gate", "gate"));
+            await().until(() -> consumer.health().subscriptions().get(0).inFlight() == 1);
+            client.send(queue, message("m-1", "m-1"), message("m-2", "m-2"), message("m-3", "m-3"),
+                    message("m-4", "m-4"), message("m-5", "m-5"), message("m-6", "m-6"));
+            await().until(() -> consumer.health().subscriptions().get(0).inFlight() == 7);
+            gate.countDown();
+            // m-1 runs (and blocks); m-2..m-6 were claimed with it and wait for the thread
+            await().until(() -> slowStarted.get() == 1
+                    && claimsOf(registry, "closing", "claimed") == 27);
+
+            CompletableFuture<Boolean> closing = CompletableFuture.supplyAsync(() -> consumer.close(
+                    Duration.ofSeconds(20)));
+            await().until(() -> counter(registry, "acemq.consumer.deliveries", "subscription", "closing", "outcome",
+                    "released", "reason", "shutdown") == 5);
+            slow.countDown();
+            assertThat(closing.get(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            gate.countDown();
+            slow.countDown();
+            consumer.close();
+        }
+        assertThat(counter(registry, "acemq.consumer.deliveries", "subscription", "closing", "outcome", "released",
+                "reason", "shutdown")).isEqualTo(5);
+        assertThat(counter(registry, "acemq.consumer.deliveries", "subscription", "closing", "outcome", "accepted",
+                "reason", "processed")).isEqualTo(22); // warm-up, gate, m-1
+        assertThat(counter(registry, "acemq.consumer.abandoned", "subscription", "closing")).isZero();
+        assertThat(registry.find("acemq.consumer.deliveries").tag("subscription", "closing").counters().stream()
+                .mapToDouble(Counter::count).sum()).as("every delivery counted once").isEqualTo(27);
+        // m-1..m-6 were claimed with one store call and m-2..m-6 released with another
+        var claimKeys = registry.get("acemq.store.operation.keys").tags("operation", "claim").summary();
+        assertThat(claimKeys.max()).isEqualTo(6);
+        assertThat(claimKeys.totalAmount()).isEqualTo(27);
+        assertThat(claimKeys.count()).isEqualTo(timer(registry, "acemq.store.operation.duration", "operation",
+                "claim", "result", "success").count()).isLessThan(27);
+        var releaseKeys = registry.get("acemq.store.operation.keys").tags("operation", "release").summary();
+        assertThat(releaseKeys.count()).isEqualTo(1);
+        assertThat(releaseKeys.totalAmount()).isEqualTo(5);
+        await().until(() -> broker.deliveringCount(queue) == 0 && broker.messageCount(queue) == 5);
     }
 
     @Test

@@ -53,4 +53,39 @@ class MicrometerObserverTest {
                 java.util.Arrays.stream(AcemqMeter.values()).map(AcemqMeter::meterName))
                 .contains(m.getId().getName()));
     }
+
+    @Test
+    void storeCallsRecordHowManyKeysEachCovered() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerObserver observer = MicrometerObserver.of(registry);
+
+        observer.storeCall(StoreOperation.CLAIM, 4_000_000, true, 12);
+        observer.storeCall(StoreOperation.CLAIM, 1_000_000, true, 1);
+        observer.storeCall(StoreOperation.RELEASE, 2_000_000, false, 3);
+        observer.storeCall(StoreOperation.PROBE, 1_000, true); // the old callback: one key
+
+        var claims = registry.get("acemq.store.operation.keys").tags("operation", "claim").summary();
+        assertThat(claims.count()).isEqualTo(2);
+        assertThat(claims.totalAmount()).isEqualTo(13);
+        assertThat(claims.max()).isEqualTo(12);
+        assertThat(registry.get("acemq.store.operation.duration").tags("operation", "claim", "result", "success")
+                .timer().totalTime(TimeUnit.MILLISECONDS)).as("5 ms for 13 messages").isEqualTo(5);
+        var releases = registry.get("acemq.store.operation.keys").tags("operation", "release").summary();
+        assertThat(releases.totalAmount()).as("failed calls count their keys too").isEqualTo(3);
+        assertThat(registry.get("acemq.store.errors").tags("operation", "release").counter().count()).isEqualTo(1);
+        assertThat(registry.get("acemq.store.operation.keys").tags("operation", "probe").summary().totalAmount())
+                .isEqualTo(1);
+        assertThat(registry.get("acemq.store.operation.keys").summaries()).hasSize(StoreOperation.values().length);
+    }
+
+    @Test
+    void theMessagingSystemFollowsTheBrokersProductWithAmqpForTheRest() {
+        assertThat(AcemqProcessContext.messagingSystem("apache-activemq-artemis")).isEqualTo("activemq");
+        assertThat(AcemqProcessContext.messagingSystem("ActiveMQ")).isEqualTo("activemq");
+        assertThat(AcemqProcessContext.messagingSystem("RabbitMQ")).isEqualTo("rabbitmq");
+        assertThat(AcemqProcessContext.messagingSystem("MSServiceBus")).isEqualTo("servicebus");
+        assertThat(AcemqProcessContext.messagingSystem("Solace PubSub+")).isEqualTo("amqp");
+        assertThat(AcemqProcessContext.messagingSystem(null))
+                .isEqualTo(DefaultAcemqProcessObservationConvention.MESSAGING_SYSTEM_AMQP).isEqualTo("amqp");
+    }
 }

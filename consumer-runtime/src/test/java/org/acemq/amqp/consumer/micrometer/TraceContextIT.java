@@ -4,6 +4,7 @@ import static org.acemq.amqp.testsupport.AmqpTestClient.message;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
@@ -31,7 +32,10 @@ import org.slf4j.helpers.BasicMDCAdapter;
 import org.slf4j.helpers.NOPMDCAdapter;
 import org.slf4j.spi.MDCAdapter;
 
-/** W3C trace context from application properties reaches the handler: SLF4J MDC and a Micrometer Observation. */
+/**
+ * W3C trace context from message-annotations or application properties reaches the handler: SLF4J MDC and a
+ * Micrometer Observation.
+ */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class TraceContextIT {
 
@@ -39,6 +43,8 @@ class TraceContextIT {
     private static final String SPAN_ID = "00f067aa0ba902b7";
     private static final String TRACEPARENT = "00-" + TRACE_ID + "-" + SPAN_ID + "-01";
     private static final String TRACESTATE = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7";
+    private static final String ANNOTATED_TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
+    private static final String ANNOTATED_TRACEPARENT = "00-" + ANNOTATED_TRACE_ID + "-" + SPAN_ID + "-01";
 
     private static EmbeddedArtemis broker;
     private static AmqpTestClient client;
@@ -93,9 +99,16 @@ class TraceContextIT {
                     message("m-2", "plain"),
                     message("m-3", "traced-failing").property("traceparent", TRACEPARENT),
                     message("m-4", "invalid").property("traceparent", "00-" + "0".repeat(32) + "-" + SPAN_ID + "-01"),
-                    message("m-5", "last"));
-            await().until(() -> seen.size() == 5 && broker.messageCount(queue) == 0);
+                    message("m-5", "last"),
+                    // message-annotations first: the application properties' context is not read then
+                    message("m-6", "annotated").annotation("traceparent", ANNOTATED_TRACEPARENT)
+                            .annotation("tracestate", "a=1").property("traceparent", TRACEPARENT)
+                            .property("tracestate", TRACESTATE));
+            await().until(() -> seen.size() == 6 && broker.messageCount(queue) == 0);
         }
+        assertThat(seen.get("annotated")).containsEntry("traceparent", ANNOTATED_TRACEPARENT)
+                .containsEntry("tracestate", "a=1").containsEntry("traceId", ANNOTATED_TRACE_ID)
+                .containsEntry("spanId", SPAN_ID);
         assertThat(seen.get("traced")).containsEntry("traceparent", TRACEPARENT)
                 .containsEntry("tracestate", TRACESTATE).containsEntry("traceId", TRACE_ID)
                 .containsEntry("spanId", SPAN_ID);
@@ -110,6 +123,8 @@ class TraceContextIT {
     void handlerRunsInsideAnObservationCarryingTheTraceContextAndTheOutcome() {
         String queue = "trace-observation";
         ObservationRegistry observations = ObservationRegistry.create();
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        observations.observationConfig().observationHandler(new DefaultMeterObservationHandler(meters));
         List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
         observations.observationConfig().observationHandler(new ObservationHandler<>() {
             @Override
@@ -144,10 +159,12 @@ class TraceContextIT {
 
         Observation.Context ok = stopped.stream().filter(c -> c.getError() == null).findFirst().orElseThrow();
         assertThat(ok.getName()).isEqualTo("acemq.consumer.process");
-        assertThat(ok.getContextualName()).isEqualTo(queue + " process");
-        assertThat(ok.getLowCardinalityKeyValue("subscription").getValue()).isEqualTo("billing");
-        assertThat(ok.getLowCardinalityKeyValue("outcome").getValue()).isEqualTo("accepted");
-        assertThat(ok.getHighCardinalityKeyValue("traceparent").getValue()).isEqualTo(TRACEPARENT);
+        assertThat(ok.getContextualName()).isEqualTo("process " + queue);
+        assertThat(ok.getLowCardinalityKeyValue("acemq.subscription").getValue()).isEqualTo("billing");
+        assertThat(ok.getLowCardinalityKeyValue("acemq.outcome").getValue()).isEqualTo("accepted");
+        assertThat(ok.getLowCardinalityKeyValue("acemq.reason").getValue()).isEqualTo("processed");
+        assertThat(ok.getHighCardinalityKeyValue("messaging.message.id").getValue()).isEqualTo("o-1");
+        assertThat(ok).isInstanceOf(AcemqProcessContext.class);
         // a tracing bridge reads the producer's context through the ReceiverContext's getter and carrier
         assertThat(ok).isInstanceOf(ReceiverContext.class);
         @SuppressWarnings("unchecked")
@@ -156,9 +173,19 @@ class TraceContextIT {
         assertThat(receiver.getGetter().get(receiver.getCarrier(), "traceparent")).isEqualTo(TRACEPARENT);
         assertThat(receiver.getGetter().get(receiver.getCarrier(), "tracestate")).isEqualTo(TRACESTATE);
 
+        // the meters the observation makes carry only the low-cardinality values: never a message id
+        var timer = meters.get("acemq.consumer.process").tags("acemq.outcome", "accepted", "acemq.reason",
+                "processed", "messaging.system", "activemq", "messaging.destination.name", queue,
+                "messaging.operation.type", "process", "messaging.consumer.group.name", "billing").timer();
+        assertThat(timer.count()).isEqualTo(1);
+        assertThat(meters.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("messaging.message.id")).isNull());
+
         Observation.Context failed = stopped.stream().filter(c -> c.getError() != null).findFirst().orElseThrow();
         assertThat(failed.getError()).hasMessage("boom");
-        assertThat(failed.getLowCardinalityKeyValue("outcome").getValue()).isEqualTo("rejected");
-        assertThat(failed.getHighCardinalityKeyValue("traceparent")).isNull();
+        assertThat(failed.getLowCardinalityKeyValue("acemq.outcome").getValue()).isEqualTo("rejected");
+        assertThat(failed.getLowCardinalityKeyValue("acemq.reason").getValue()).isEqualTo("poison");
+        @SuppressWarnings("unchecked")
+        ReceiverContext<Object> untraced = (ReceiverContext<Object>) failed;
+        assertThat(untraced.getGetter().get(untraced.getCarrier(), "traceparent")).isNull();
     }
 }

@@ -1,6 +1,7 @@
 package org.acemq.amqp.acceptance;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.TimeGauge;
@@ -49,6 +50,8 @@ final class PrometheusNames {
                             .register(registry).increment();
                     case TIMER -> Timer.builder(meter.meterName()).tags(tags).register(registry)
                             .record(1, TimeUnit.MILLISECONDS);
+                    case SUMMARY -> DistributionSummary.builder(meter.meterName()).baseUnit(meter.baseUnit())
+                            .tags(tags).register(registry).record(1);
                     case GAUGE -> {
                         if ("seconds".equals(meter.baseUnit())) {
                             TimeGauge.builder(meter.meterName(), () -> 1, TimeUnit.SECONDS).tags(tags)

@@ -4,6 +4,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
@@ -94,8 +95,23 @@ final class DemoObserver implements ConsumerObserver {
     }
 
     @Override
+    public HandlerScope handlerStarting(String subscription, Envelope envelope, String brokerProduct) {
+        return next.handlerStarting(subscription, envelope, brokerProduct);
+    }
+
+    @Override
     public void storeCall(StoreOperation operation, long nanos, boolean success) {
         next.storeCall(operation, nanos, success);
+    }
+
+    @Override
+    public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+        next.storeCall(operation, nanos, success, keys);
+    }
+
+    @Override
+    public void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
+        next.conflict(subscription, messageKey, recordedFingerprint, fingerprint);
     }
 
     @Override

@@ -70,6 +70,11 @@ class DemoObserverTest {
             }
 
             @Override
+            public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
+                seen.add("store " + operation + " " + success + " " + keys);
+            }
+
+            @Override
             public void storeBypassed(String subscription) {
                 seen.add("bypassed");
             }
@@ -89,6 +94,7 @@ class DemoObserverTest {
         assertThat(observer.handlerStarting("s", "orders", Map.of())).isSameAs(scope);
         observer.handled("s", 1_000, true);
         observer.storeCall(StoreOperation.CONFIRM, 1_000, true);
+        observer.storeCall(StoreOperation.CLAIM, 1_000, true, 7);
         observer.settled("s", Outcome.ACCEPTED, SettleReason.PROCESSED);
         observer.settled("s", Outcome.ACCEPTED, SettleReason.DUPLICATE);
         observer.settled("s", Outcome.MODIFIED, SettleReason.FAILED);
@@ -98,6 +104,7 @@ class DemoObserverTest {
         observer.connectionInterrupted(true);
 
         assertThat(seen).containsExactly("claim CLAIMED", "starting orders", "handled true", "store CONFIRM true",
+                "store CLAIM true 7",
                 "settled ACCEPTED PROCESSED", "settled ACCEPTED DUPLICATE", "settled MODIFIED FAILED", "abandoned",
                 "bypassed", "paused true", "interrupted true");
         assertThat(observer.finallySettled()).isEqualTo(2);
