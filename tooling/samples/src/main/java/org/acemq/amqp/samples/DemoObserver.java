@@ -59,11 +59,6 @@ final class DemoObserver implements ConsumerObserver {
     }
 
     @Override
-    public void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
-        next.conflict(subscription, messageKey, recordedFingerprint, fingerprint);
-    }
-
-    @Override
     public void abandoned(String subscription) {
         abandoned.increment();
         next.abandoned(subscription);
