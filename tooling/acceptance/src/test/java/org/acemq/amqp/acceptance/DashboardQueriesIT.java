@@ -12,12 +12,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -29,15 +29,21 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every query of the Grafana dashboard returns data from a real Prometheus (the Debian package's binary, started here
- * on a free port with its own data directory) that scraped a real run of the sample (OrdersDemo with
- * {@code --prometheus-port}: embedded Artemis, in-memory store, duplicates, transient failures and poison messages).
+ * Every query of the Grafana dashboard returns data from a real Prometheus (found by {@link PrometheusTools}: the
+ * programs of {@value PrometheusTools#BIN_DIR_ENV}, else {@value PrometheusTools#DOCKER_IMAGE} through Testcontainers
+ * where Docker runs, else the local package; its own configuration and data directory) that scraped a real run of the
+ * sample (OrdersDemo with {@code --prometheus-port}: embedded Artemis, in-memory store, duplicates, transient
+ * failures and poison messages).
  *
  * <p>The sample runs 2,000 orders with 5 ms of simulated handler work on 2 threads, so that consuming lasts several
- * scrape intervals on any machine. Each target is run the way Grafana runs it over the run's time range: range queries with a 1 s step and
- * {@code $__rate_interval} = 4 s (four scrape intervals), instant queries (stat panels) at the end of the run; the
- * template variables take their "All" value. A query returns data when at least one series has a finite value. The
- * same Prometheus loads the alert rules; every rule must evaluate without error. The answers are printed.
+ * scrape intervals on any machine. Each target is run the way Grafana runs it over the run's time range: range
+ * queries with a 1 s step and {@code $__rate_interval} = 4 s (four scrape intervals), instant queries (stat panels)
+ * at the end of the run; the template variables take their "All" value. A query returns data when at least one series
+ * has a finite value. The same Prometheus loads the alert rules; every rule must evaluate without error. The answers are printed.
+ *
+ * <p>The sample drains its queue before it stops, so it releases nothing at shutdown. A second run ({@link ShutdownRun},
+ * job {@code acemq-shutdown}) closes its consumer while deliveries are claimed ahead; Prometheus must then hold the
+ * released-at-shutdown count that run reported, and the "Deliveries by reason" panel a {@code shutdown} series.
  */
 class DashboardQueriesIT {
 
@@ -45,36 +51,18 @@ class DashboardQueriesIT {
     private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\((.*),\\s*(\\w+)\\)");
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    private int webPort;
+    private String baseUrl;
 
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void everyDashboardQueryReturnsDataFromAPrometheusThatScrapedARunOfTheSample(@TempDir Path dir) throws Exception {
-        Path prometheus = PrometheusTools.require("prometheus");
         int metricsPort = PrometheusTools.freePort();
-        webPort = PrometheusTools.freePort();
-        Path config = dir.resolve("prometheus.yml");
-        Files.writeString(config, String.join("\n",
-                "global:",
-                "  scrape_interval: 1s",
-                "  scrape_timeout: 1s",
-                "  evaluation_interval: 1s",
-                "rule_files:",
-                "  - " + Project.file(Monitoring.ALERTS),
-                "scrape_configs:",
-                "  - job_name: acemq-sample",
-                "    static_configs:",
-                "      - targets: ['127.0.0.1:" + metricsPort + "']",
-                ""));
-        Path log = dir.resolve("prometheus.log");
-        Process process = new ProcessBuilder(prometheus.toString(), "--config.file=" + config,
-                "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + webPort,
-                "--log.level=warn").redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            await("Prometheus ready on 127.0.0.1:" + webPort).atMost(Duration.ofSeconds(120))
-                    .pollInterval(Duration.ofMillis(200))
-                    .failFast("Prometheus exited: " + log, () -> !process.isAlive())
-                    .until(() -> ready());
+        int shutdownPort = PrometheusTools.freePort();
+        Map<String, Integer> jobs = new LinkedHashMap<>();
+        jobs.put("acemq-sample", metricsPort);
+        jobs.put("acemq-shutdown", shutdownPort);
+        try (PrometheusTools.Server prometheus = PrometheusTools.start(dir, Project.file(Monitoring.ALERTS), jobs)) {
+            baseUrl = prometheus.baseUrl();
 
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -132,17 +120,56 @@ class DashboardQueriesIT {
                     + "; active now: " + alerts.stream().map(a -> Json.object(Json.object(a).get("labels"))
                     .get("alertname") + " (" + Json.object(a).get("state") + ")").toList());
 
-            System.out.println("Dashboard queries against Prometheus (" + prometheus + ") after a run of the sample:\n"
+            System.out.println("Dashboard queries against Prometheus (" + prometheus.description()
+                    + ") after a run of the sample:\n"
                     + String.join("\n", report));
             assertThat(noData).as("dashboard queries without data").isEmpty();
             assertThat(rules).isEqualTo(Monitoring.alertNames().size());
             assertThat(ruleProblems).isEmpty();
-        } finally {
-            process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly();
-            }
+
+            shutdownReleasesReachPrometheus(shutdownPort);
         }
+    }
+
+    /**
+     * A second run, scraped as job {@code acemq-shutdown}, ends with deliveries claimed ahead and released at shutdown;
+     * Prometheus scrapes the final count, and the dashboard's "Deliveries by reason" shows a {@code shutdown} series.
+     */
+    private void shutdownReleasesReachPrometheus(int port) throws Exception {
+        Instant start = Instant.now();
+        try (ShutdownRun run = ShutdownRun.serve(port)) {
+            double released = run.run();
+            assertThat(released).isPositive();
+            String counter = "sum(acemq_consumer_deliveries_total{job=\"acemq-shutdown\", outcome=\"released\", "
+                    + "reason=\"shutdown\"})";
+            await("Prometheus scrapes " + released + " deliveries released at shutdown").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> valueNow(counter) == released);
+            Monitoring.Query byReason = Monitoring.queries().stream()
+                    .filter(q -> q.panel().equals("Deliveries by reason")).findFirst().orElseThrow();
+            String promql = Monitoring.resolve(byReason.expr(), RATE_INTERVAL);
+            await("\"Deliveries by reason\" has a shutdown series").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(500))
+                    .until(() -> reasons(promql, start).contains("shutdown"));
+            System.out.println("Deliveries released at shutdown, as Prometheus scraped them: " + counter + " = "
+                    + valueNow(counter) + "; \"" + byReason.panel() + "\" since that run: " + reasons(promql, start));
+        }
+    }
+
+    /** @return the {@code reason} label of every series a range query returns from {@code start} to now */
+    private List<Object> reasons(String promql, Instant start) throws IOException, InterruptedException {
+        List<Object> result = Json.array(Json.object(get("/api/v1/query_range?query=" + encode(promql) + "&start="
+                + start.getEpochSecond() + "&end=" + (Instant.now().getEpochSecond() + 1) + "&step=1").get("data"))
+                .get("result"));
+        return result.stream().map(r -> Json.object(Json.object(r).get("metric")).get("reason")).toList();
+    }
+
+    /** @return the value of a one-series instant query now, or NaN without a series */
+    private double valueNow(String promql) throws IOException, InterruptedException {
+        List<Object> result = Json.array(Json.object(get("/api/v1/query?query=" + encode(promql)).get("data"))
+                .get("result"));
+        return result.isEmpty() ? Double.NaN
+                : Double.parseDouble(String.valueOf(Json.array(Json.object(result.get(0)).get("value")).get(1)));
     }
 
     /** A query's answer: series with at least one value, and a short description of the values. */
@@ -185,22 +212,9 @@ class DashboardQueriesIT {
         return new Answer(result.size(), finite, summary, raw.length() > 300 ? raw.substring(0, 300) + "..." : raw);
     }
 
-    private boolean ready() {
-        try {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + webPort
-                    + "/-/ready")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-            return r.statusCode() == 200;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
     private Map<String, Object> get(String pathAndQuery) throws IOException, InterruptedException {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + webPort
-                + pathAndQuery)).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))
+                .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as("%s -> %s", pathAndQuery, r.body()).isEqualTo(200);
         Map<String, Object> body = Json.object(Json.parse(r.body()));
         assertThat(body.get("status")).as(r.body()).isEqualTo("success");
