@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.consumer.micrometer.AcemqProcessObservationConvention;
 import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.spring.AcemqProperties;
@@ -173,8 +174,9 @@ public final class AcemqAutoConfiguration {
 
         @Bean
         ListenerContainer.ObserverBinding acemqMicrometerBinding(ObjectProvider<MeterRegistry> meters,
-                ObjectProvider<ObservationRegistry> observations) {
-            return new MicrometerBinding(meters, observations);
+                ObjectProvider<ObservationRegistry> observations,
+                ObjectProvider<AcemqProcessObservationConvention> conventions) {
+            return new MicrometerBinding(meters, observations, conventions);
         }
     }
 

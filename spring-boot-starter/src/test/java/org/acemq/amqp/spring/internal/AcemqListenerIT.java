@@ -311,13 +311,19 @@ class AcemqListenerIT {
         String queue = "it-traced-" + UUID.randomUUID();
         String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
         String producerSpan = "00f067aa0ba902b7";
+        // OpenTelemetry's tracing is on this module's test class path too (OpenTelemetryTracingIT): leave it out
         try (ConfigurableApplicationContext app = start(TracedApp.class, "test.queue=" + queue,
-                "management.tracing.sampling.probability=1.0");
+                "management.tracing.sampling.probability=1.0", "spring.autoconfigure.exclude="
+                        + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+                        + "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure."
+                        + "OpenTelemetryTracingAutoConfiguration");
                 AmqpTestClient client = AmqpTestClient.connect(broker)) {
             client.send(queue, AmqpTestClient.message("t-1", "traced")
                     .property("traceparent", "00-" + traceId + "-" + producerSpan + "-01"));
             Traced traced = app.getBean(Traced.class);
             await().atMost(Duration.ofSeconds(30)).until(() -> traced.seen.containsKey("traced"));
+            assertThat(app.getBean(io.micrometer.tracing.Tracer.class)).as("Boot's Brave bridge")
+                    .isInstanceOf(io.micrometer.tracing.brave.bridge.BraveTracer.class);
             assertThat(traced.seen.get("traced")).as("the handler runs in a child span of the producer's span")
                     .isEqualTo(traceId + "/" + producerSpan);
         }
