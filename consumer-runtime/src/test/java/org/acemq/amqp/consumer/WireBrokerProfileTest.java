@@ -215,4 +215,26 @@ class WireBrokerProfileTest {
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
         }
     }
+
+    /** On RabbitMQ 3 a /queue/NAME address is declared non-durable: one WARN at attach names the durable form. */
+    @Test
+    void aRiskyRabbitMq3AddressIsWarnedAboutOnceWithTheDurableAlternative() throws Exception {
+        try (ProtonTestServer peer = new ProtonTestServer(); StandardErrorTee log = new StandardErrorTee()) {
+            expectRabbitMq(peer);
+            peer.expectAttach().ofReceiver().respond();
+            peer.expectFlow().withLinkCredit(10);
+            peer.start();
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, InMemoryIdempotencyStore.ofDefaults())
+                    .subscribe(Subscription.builder("/queue/orders", e -> { }).concurrency(1).prefetch(9).build())
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                assertThat(log.lines("consumes from '/queue/orders'")).singleElement().satisfies(line ->
+                        assertThat(line).contains("WARN").contains("non-durable").contains("'/amq/queue/orders'"));
+                peer.expectDetach().respond(); // RabbitMQ 3: closed without a drain
+                peer.expectEnd().respond();
+                peer.expectClose().respond();
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
 }

@@ -75,6 +75,33 @@ final class BrokerProfile {
         return m.find() ? Integer.parseInt(m.group(1)) : -1;
     }
 
+    /**
+     * @param address a subscription's address
+     * @return why consuming from this address on this broker can lose messages and what to use instead, or null when
+     *     nothing is known against it: RabbitMQ 3 declares a queue named by {@code /queue/NAME} non-durable when it does
+     *     not exist (a broker restart deletes it with its messages), and gives each link on {@code /exchange/…} or
+     *     {@code /topic/…} an exclusive queue that dies with the link
+     */
+    String addressRisk(String address) {
+        boolean rabbit3 = product != null && product.toLowerCase(java.util.Locale.ROOT).contains("rabbitmq")
+                && major(version) < 4;
+        if (!rabbit3 || address == null) {
+            return null;
+        }
+        if (address.startsWith("/queue/")) {
+            String name = address.substring("/queue/".length());
+            return this + " declares the queue of a /queue/NAME address non-durable when it does not exist, so a broker"
+                    + " restart deletes it and every message on it; declare a durable queue '" + name
+                    + "' beforehand and subscribe to '/amq/queue/" + name + "' (docs/brokers.md)";
+        }
+        if (address.startsWith("/exchange/") || address.startsWith("/topic/")) {
+            return this + " gives each link on an /exchange/… or /topic/… address an exclusive queue that is deleted"
+                    + " with the link, so what is published while this consumer is detached or down is lost; bind a"
+                    + " durable queue to the exchange and subscribe to '/amq/queue/NAME' (docs/brokers.md)";
+        }
+        return null;
+    }
+
     /** @return the {@code product} the broker announced in its open frame, or null */
     String product() {
         return product;

@@ -45,6 +45,7 @@ final class Subscriber {
     private volatile String lastError;
     private long reattachDelayMillis = FIRST_REATTACH_MILLIS;
     private long generation;
+    private volatile boolean addressWarned;
 
     Subscriber(ConsumerRuntime runtime, Subscription spec, SessionHandle sessions) {
         this.runtime = runtime;
@@ -71,6 +72,18 @@ final class Subscriber {
     }
 
     // ------------------------------------------------------------------ attach
+
+    /** Once per subscription: an address this broker makes non-durable loses messages; say so and what to use. */
+    private void warnIfRisky() {
+        if (addressWarned) {
+            return;
+        }
+        String risk = runtime.profile().addressRisk(spec.address());
+        if (risk != null) {
+            addressWarned = true;
+            LOG.warn("Subscription '{}' consumes from '{}': {}", name, spec.address(), risk);
+        }
+    }
 
     /** Starts the handler threads; they wait for a link. */
     void startThreads() {
@@ -107,6 +120,7 @@ final class Subscriber {
             throw e;
         }
         hook(link);
+        warnIfRisky();
         link.attached(true);
         setCurrent(link);
         lastError = null;

@@ -49,4 +49,20 @@ class BrokerProfileTest {
         assertThat(p.drainPerSpec()).isFalse();
         assertThat(p.drainAnsweredAgainstSpec(new RuntimeException("other"))).isFalse();
     }
+
+    @Test
+    void onRabbitMq3OnlyAddressesTheBrokerMakesNonDurableAreRisky() {
+        BrokerProfile rabbit3 = BrokerProfile.of(Map.of("product", "RabbitMQ", "version", "3.10.8"));
+        assertThat(rabbit3.addressRisk("/queue/orders")).contains("non-durable").contains("'/amq/queue/orders'")
+                .contains("RabbitMQ 3.10.8");
+        assertThat(rabbit3.addressRisk("/exchange/events/key")).contains("exclusive queue").contains("/amq/queue/");
+        assertThat(rabbit3.addressRisk("/topic/orders.*")).contains("exclusive queue");
+        assertThat(rabbit3.addressRisk("/amq/queue/orders")).isNull();
+        assertThat(rabbit3.addressRisk("orders")).isNull();
+        assertThat(BrokerProfile.of(Map.of("product", "RabbitMQ", "version", "4.1.0")).addressRisk("/queue/orders"))
+                .as("RabbitMQ 4's address format does not declare queues").isNull();
+        assertThat(BrokerProfile.of(Map.of("product", "apache-activemq-artemis", "version", "2.55.0"))
+                .addressRisk("/queue/orders")).isNull();
+        assertThat(BrokerProfile.unknown().addressRisk("/queue/orders")).isNull();
+    }
 }
