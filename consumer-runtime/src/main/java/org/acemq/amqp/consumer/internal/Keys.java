@@ -2,7 +2,6 @@ package org.acemq.amqp.consumer.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -27,7 +26,7 @@ final class Keys {
     private static final Logger LOG = LoggerFactory.getLogger(Keys.class);
     private static final HexFormat HEX = HexFormat.of();
     /** One digest per intake thread: looking one up costs more than hashing a small body. */
-    private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(Keys::sha256);
+    private static final ThreadLocal<MessageDigest> DIGEST = ThreadLocal.withInitial(MessageKeys::newSha256);
     /** RabbitMQ address forms that give each link a queue of its own (3.x and 4.x). */
     private static final List<String> PER_LINK_PREFIXES = List.of("/exchange/", "/exchanges/", "/topic/");
 
@@ -69,12 +68,13 @@ final class Keys {
             endpoint = endpoint + "#" + token;
         }
         String scope = prefix == null ? endpoint : prefix + "/" + endpoint;
-        String escaped = scope.replace("%", "%25").replace("|", "%7C");
-        if (escaped.length() > MessageIds.MAX_SCOPE_LENGTH || MessageIds.firstUnstorable(scope) >= 0) {
+        try {
+            MessageIds.escapeScope(scope);
+            return scope;
+        } catch (IllegalArgumentException e) {
             // an address too long (or unstorable) for a scope: its hash, still one scope per endpoint
-            scope = "h:" + HEX.formatHex(sha256(MessageKeys.generalisedUtf8(scope)));
+            return MessageKeys.hashed(scope);
         }
-        return scope;
     }
 
     /** @return whether the broker gives each link of this subscription a node (and so every message) of its own */
@@ -107,7 +107,7 @@ final class Keys {
     String key(Message<?> message, EnvelopeImpl envelope) throws ClientException {
         String key = switch (source.kind()) {
             case MESSAGE_ID -> fromMessageId(message);
-            case APPLICATION_PROPERTY -> property(source.name(), message.property(source.name()));
+            case APPLICATION_PROPERTY -> MessageKeys.property(source.name(), message.property(source.name()));
             case FUNCTION -> fromFunction(envelope);
         };
         return MessageKeys.inScope(escapedScope, key);
@@ -119,15 +119,10 @@ final class Keys {
             return key;
         }
         return switch (missing.kind()) {
-            case APPLICATION_PROPERTY -> property(missing.property(), message.property(missing.property()));
+            case APPLICATION_PROPERTY -> MessageKeys.property(missing.property(), message.property(missing.property()));
             case BODY_HASH -> MessageKeys.fromBodyBytes(BodyBytes.of(message));
             case REJECT -> null;
         };
-    }
-
-    private static String property(String property, Object value) {
-        String inner = MessageKeys.typed(value);
-        return inner == null ? null : "p:" + property + "=" + inner;
     }
 
     private String fromFunction(EnvelopeImpl envelope) {
@@ -146,11 +141,6 @@ final class Keys {
     /** @return whether fingerprints are computed */
     boolean fingerprints() {
         return fingerprint.enabled();
-    }
-
-    /** @return what to do with a conflicting copy */
-    Fingerprint.Action conflictAction() {
-        return fingerprint.conflictAction();
     }
 
     /**
@@ -173,17 +163,5 @@ final class Keys {
             digest.update(MessageKeys.generalisedUtf8(typed == null ? "s:" : typed));
         }
         return HEX.formatHex(digest.digest(), 0, 16);
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-        }
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        return sha256().digest(bytes);
     }
 }

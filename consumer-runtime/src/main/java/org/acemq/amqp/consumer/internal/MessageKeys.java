@@ -77,20 +77,18 @@ public final class MessageKeys {
         if (key == null) {
             return null;
         }
-        int room = MessageIds.MAX_LENGTH - escapedScope.length() - 1;
-        String inner = key.length() <= room && MessageIds.firstUnstorable(key) < 0 ? key
-                : "h:" + HEX.formatHex(sha256(generalisedUtf8(key)));
-        return escapedScope + MessageIds.SCOPE_SEPARATOR + inner;
+        return escapedScope + MessageIds.SCOPE_SEPARATOR
+                + fitted(key, MessageIds.MAX_LENGTH - escapedScope.length() - 1);
     }
 
     /**
      * @param name the application property the key was taken from
      * @param value its value
-     * @return the key, or null if the value is null or empty
+     * @return the typed key {@code p:<name>=<typed value>}, not yet bounded; null if the value is null or empty
      */
-    public static String fromProperty(String name, Object value) {
-        String inner = fromMessageId(value);
-        return inner == null ? null : bounded("p:" + name + "=" + inner);
+    static String property(String name, Object value) {
+        String inner = typed(value);
+        return inner == null ? null : "p:" + name + "=" + inner;
     }
 
     /**
@@ -102,10 +100,17 @@ public final class MessageKeys {
     }
 
     private static String bounded(String key) {
-        if (key.length() <= MessageIds.MAX_LENGTH && MessageIds.firstUnstorable(key) < 0) {
-            return key;
-        }
-        return "h:" + HEX.formatHex(sha256(generalisedUtf8(key)));
+        return fitted(key, MessageIds.MAX_LENGTH);
+    }
+
+    /** @return {@code key} if it has at most {@code room} characters and every store can hold it, else its hash */
+    private static String fitted(String key, int room) {
+        return key.length() <= room && MessageIds.firstUnstorable(key) < 0 ? key : hashed(key);
+    }
+
+    /** @return {@code h:<sha-256>} of the text's generalised UTF-8 form: a fixed-length stand-in any store can hold */
+    static String hashed(String text) {
+        return "h:" + HEX.formatHex(sha256(generalisedUtf8(text)));
     }
 
     /** UTF-8, except that an unpaired surrogate is encoded like any other code unit of the BMP (three bytes). */
@@ -137,8 +142,13 @@ public final class MessageKeys {
     }
 
     private static byte[] sha256(byte[] bytes) {
+        return newSha256().digest(bytes);
+    }
+
+    /** @return a new SHA-256 digest */
+    static MessageDigest newSha256() {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required by every Java platform", e);
         }

@@ -46,9 +46,10 @@ class MessageKeysTest {
 
     @Test
     void propertyKeysWithANulAreHashedToo() {
-        String key = MessageKeys.fromProperty("orderId", "a\u0000b");
-        assertThat(key).matches("p:orderId=h:[0-9a-f]{64}");
+        String key = MessageKeys.inScope("q", MessageKeys.property("orderId", "a\u0000b"));
+        assertThat(key).matches("q\\|h:[0-9a-f]{64}");
         assertThat(MessageIds.requireValid(key)).isEqualTo(key);
+        assertThat(MessageKeys.inScope("q", MessageKeys.property("orderId", "a\u0000c"))).isNotEqualTo(key);
     }
 
     @Test
