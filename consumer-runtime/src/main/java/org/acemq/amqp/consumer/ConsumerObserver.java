@@ -2,6 +2,7 @@ package org.acemq.amqp.consumer;
 
 import java.util.Map;
 import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 
 /**
  * Receives what a running consumer does, for metrics, tracing or logging. The Micrometer binding is one
@@ -20,12 +21,22 @@ public interface ConsumerObserver {
     };
 
     /**
-     * A delivery's key was looked up in the store.
+     * A delivery's key was looked up in the store and the store answered.
      *
      * @param subscription the subscription name
-     * @param status what the store answered
+     * @param result what the store answered (the store API's own {@link ClaimResult})
      */
-    default void claim(String subscription, ClaimStatus status) {
+    default void claim(String subscription, ClaimResult result) {
+    }
+
+    /**
+     * A delivery's key was looked up in the store and the store did not answer: it failed (it is down, as far as the
+     * call can tell) or it refused that key ({@link org.acemq.amqp.api.InvalidMessageIdException}). The delivery's
+     * outcome says which ({@link SettleReason#STORE_UNAVAILABLE} or {@link SettleReason#INVALID_ID}).
+     *
+     * @param subscription the subscription name
+     */
+    default void claimFailed(String subscription) {
     }
 
     /**

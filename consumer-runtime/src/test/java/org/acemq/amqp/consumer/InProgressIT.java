@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -65,7 +66,7 @@ class InProgressIT extends ArtemisTestBase {
                 // B keeps getting the copy and keeps giving it back; it never accepts it and never runs it.
                 await().atMost(Duration.ofSeconds(10))
                         .until(() -> observerB.count(Outcome.RELEASED, SettleReason.IN_PROGRESS) >= 3);
-                assertThat(observerB.claims).containsOnly(ClaimStatus.IN_PROGRESS);
+                assertThat(observerB.claims).containsOnly(ClaimResult.IN_PROGRESS);
                 assertThat(observerB.settled).allSatisfy(s -> {
                     assertThat(s.outcome()).isEqualTo(Outcome.RELEASED);
                     assertThat(s.reason()).isEqualTo(SettleReason.IN_PROGRESS);

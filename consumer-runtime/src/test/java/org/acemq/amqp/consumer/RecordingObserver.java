@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 
 /** An observer that records what the runtime reports, for assertions. */
 final class RecordingObserver implements ConsumerObserver {
@@ -13,7 +14,8 @@ final class RecordingObserver implements ConsumerObserver {
     final List<Settled> settled = new CopyOnWriteArrayList<>();
     /** The message key of each entry of {@link #settled}, at the same index. */
     private final List<String> settledKeys = new java.util.ArrayList<>();
-    final List<ClaimStatus> claims = new CopyOnWriteArrayList<>();
+    final List<ClaimResult> claims = new CopyOnWriteArrayList<>();
+    final AtomicInteger claimFailures = new AtomicInteger();
     final AtomicInteger abandoned = new AtomicInteger();
     final AtomicInteger interruptions = new AtomicInteger();
     final List<Boolean> pauses = new CopyOnWriteArrayList<>();
@@ -34,8 +36,13 @@ final class RecordingObserver implements ConsumerObserver {
     }
 
     @Override
-    public void claim(String subscription, ClaimStatus status) {
-        claims.add(status);
+    public void claim(String subscription, ClaimResult result) {
+        claims.add(result);
+    }
+
+    @Override
+    public void claimFailed(String subscription) {
+        claimFailures.incrementAndGet();
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
@@ -149,7 +150,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
             await().until(() -> observer.count(Outcome.REJECTED, SettleReason.POISON) == 1);
         }
         assertThat(runs).as("handler runs").hasValue(0);
-        assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED);
+        assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED);
         assertThat(store.isConfirmed(q + "|s:crasher-1")).isFalse();
         assertThat(client.drain(dlq(q))).extracting(ReceivedMessage::messageId).containsExactly("crasher-1");
     }

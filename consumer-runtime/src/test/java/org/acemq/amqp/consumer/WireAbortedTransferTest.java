@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -75,7 +76,7 @@ class WireAbortedTransferTest {
             assertThat(wire.dispositions).hasSize(1);
         }
         assertThat(handled).containsExactly("ok");
-        assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED);
+        assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED);
         assertThat(observer.settled).containsExactly(
                 new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
         for (String key : List.of("orders|s:aborted-1", "orders|s:aborted-3")) {

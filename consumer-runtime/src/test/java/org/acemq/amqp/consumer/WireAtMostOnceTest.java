@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.apache.qpid.protonj2.test.driver.codec.messaging.Accepted;
@@ -104,7 +105,7 @@ class WireAtMostOnceTest {
                 assertThat(store.isConfirmed("events|s:evt-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
-                assertThat(observer.claims).containsExactly(ClaimStatus.CLAIMED, ClaimStatus.ALREADY_CONFIRMED);
+                assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED, ClaimResult.ALREADY_CONFIRMED);
                 ScriptedPeer.expectGracefulClose(peer, 2, BUDGET - 2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);

@@ -9,13 +9,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.InvalidMessageIdException;
-import org.acemq.amqp.consumer.Outcome;
-import org.acemq.amqp.consumer.SettleReason;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Ends the claims of deliveries whose verdict is known (confirm before {@code accepted}, release before anything else)
+ * Ends the claims of deliveries whose verdict is known (confirmed or released as {@link OutcomePolicy#confirms} says)
  * and then settles them, many per store call, with no thread and no timer of its own (leader/follower): a thread that
  * hands a delivery over pushes it onto a lock-free stack; if no store call of this subscription is in flight it becomes
  * the leader and ends every claim waiting (others' too) with one {@code confirmAll} and one {@code releaseAll}, settles
@@ -23,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * the leader's next call. So a lone delivery costs exactly one store call, as before, and a busy subscription one call
  * per batch of whatever finished during the previous call.
  *
- * <p>Nothing is settled before its claim's end was recorded (or, for a confirm, before {@code confirmTimeout} of
- * retries ran out: the work is done, and releasing it would make it run again for sure).
+ * <p>Nothing is settled before its claim's end was recorded, or, for a confirm, before {@code confirmTimeout} of
+ * retries ran out or the store refused the key; then the policy decides what is sent
+ * ({@link OutcomePolicy#confirmNotRecorded}).
  */
 final class Completions {
 
@@ -32,13 +31,15 @@ final class Completions {
 
     private final String name;
     private final ConsumerRuntime runtime;
+    private final OutcomePolicy policy;
     private final DeliveryProcessor processor;
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
 
-    Completions(String name, ConsumerRuntime runtime, DeliveryProcessor processor) {
+    Completions(String name, ConsumerRuntime runtime, OutcomePolicy policy, DeliveryProcessor processor) {
         this.name = name;
         this.runtime = runtime;
+        this.policy = policy;
         this.processor = processor;
     }
 
@@ -94,41 +95,49 @@ final class Completions {
     }
 
     private void complete(Delivery first) {
+        List<Claim> unrecorded;
         if (first.nextPending == null) {
-            endClaim(first); // the lone delivery: no lists
+            unrecorded = endClaim(first); // the lone delivery: no lists
         } else {
             List<Claim> confirms = new ArrayList<>();
             List<Claim> releases = new ArrayList<>();
             for (Delivery d = first; d != null; d = d.nextPending) {
-                (confirms(d.verdict) ? confirms : releases).add(d.claim);
+                (policy.confirms(d.verdict) ? confirms : releases).add(d.claim);
             }
             if (!releases.isEmpty()) {
                 release(releases);
             }
-            if (!confirms.isEmpty()) {
-                confirm(confirms);
-            }
+            unrecorded = confirms.isEmpty() ? List.of() : confirm(confirms);
         }
         Delivery d = first;
         while (d != null) {
             Delivery next = d.nextPending;
             d.nextPending = null;
+            if (!unrecorded.isEmpty() && containsSame(unrecorded, d.claim)) {
+                d.verdict = policy.confirmNotRecorded(d.verdict);
+            }
             settle(d);
             d = next;
         }
     }
 
-    private void endClaim(Delivery d) {
+    /** @return the claim if it was to be confirmed and the confirm was not recorded, else nothing */
+    private List<Claim> endClaim(Delivery d) {
         List<Claim> one = List.of(d.claim);
-        if (confirms(d.verdict)) {
-            confirm(one);
-        } else {
-            release(one);
+        if (policy.confirms(d.verdict)) {
+            return confirm(one);
         }
+        release(one);
+        return List.of();
     }
 
-    private static boolean confirms(Verdict v) {
-        return v.outcome() == Outcome.ACCEPTED && v.reason() == SettleReason.PROCESSED;
+    private static boolean containsSame(List<Claim> claims, Claim claim) {
+        for (Claim c : claims) {
+            if (c == claim) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void settle(Delivery d) {
@@ -146,13 +155,17 @@ final class Completions {
 
     /**
      * Records completion, retrying with back-off while the store fails. The deliveries are still unsettled, so the
-     * broker gives them to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. Only
-     * then are they accepted unconfirmed: the work is done, and returning them would make them run again for sure.
+     * broker gives them to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. A
+     * claim whose confirm is not recorded by then, or whose key the store refuses, is returned: what its delivery is
+     * settled with is the policy's decision ({@link OutcomePolicy#confirmNotRecorded}).
+     *
+     * @return the claims whose confirm was not recorded (the same instances), usually none
      */
-    private void confirm(List<Claim> claims) {
+    private List<Claim> confirm(List<Claim> claims) {
         long deadline = runtime.ticker().read() + runtime.config().confirmTimeout().toNanos();
         long pauseMillis = 20;
         List<Claim> left = claims;
+        List<Claim> unrecorded = List.of();
         for (int attempt = 1; ; attempt++) {
             try {
                 List<Claim> lost = runtime.store().confirmAll(left);
@@ -164,15 +177,18 @@ final class Completions {
                 if (attempt > 1) {
                     LOG.info("Subscription '{}': {} confirmed after {} attempts", name, what(left), attempt);
                 }
-                return;
+                return unrecorded;
             } catch (InvalidMessageIdException e) {
                 // the store took this key when it was claimed and refuses it now: it never will take it
                 List<Claim> rest = without(left, e.messageId());
-                LOG.error("Subscription '{}': the store refuses to record {} ({}); accepting it anyway (a later "
-                        + "duplicate of it may run again)", name, rest.size() < left.size()
-                        ? LogSafe.id(e.messageId()) : what(left), Errors.describe(e));
-                if (rest.size() == left.size() || rest.isEmpty()) {
-                    return;
+                boolean named = rest.size() < left.size();
+                List<Claim> refused = named ? only(left, e.messageId()) : left;
+                LOG.error("Subscription '{}': the store refuses to record {} ({}); it is {} anyway (a later duplicate "
+                        + "of it may run again)", name, named ? LogSafe.id(e.messageId()) : what(left),
+                        Errors.describe(e), unrecordedOutcome());
+                unrecorded = plus(unrecorded, refused);
+                if (!named || rest.isEmpty()) {
+                    return unrecorded;
                 }
                 left = rest;
             } catch (RuntimeException e) {
@@ -180,10 +196,10 @@ final class Completions {
                     runtime.gate().failure(e);
                 }
                 if (runtime.ticker().read() + Duration.ofMillis(pauseMillis).toNanos() - deadline >= 0) {
-                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; "
-                            + "accepting anyway (a later duplicate may run again): {}", name, what(left),
-                            runtime.config().confirmTimeout(), Errors.describe(e));
-                    return;
+                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; it is "
+                            + "{} anyway (a later duplicate may run again): {}", name, what(left),
+                            runtime.config().confirmTimeout(), unrecordedOutcome(), Errors.describe(e));
+                    return plus(unrecorded, left);
                 }
                 pause(Duration.ofMillis(pauseMillis));
                 pauseMillis = Math.min(pauseMillis * 2, 1_000);
@@ -212,6 +228,30 @@ final class Completions {
             }
         }
         return rest;
+    }
+
+    /** @return how a processed delivery whose confirm was not recorded is settled, for the log */
+    private String unrecordedOutcome() {
+        return policy.confirmNotRecorded(Verdict.PROCESSED).outcome().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static List<Claim> only(List<Claim> claims, String key) {
+        List<Claim> these = new ArrayList<>(1);
+        for (Claim c : claims) {
+            if (c.messageId().equals(key)) {
+                these.add(c);
+            }
+        }
+        return these;
+    }
+
+    private static List<Claim> plus(List<Claim> a, List<Claim> b) {
+        if (a.isEmpty()) {
+            return b;
+        }
+        List<Claim> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
     }
 
     private static String what(List<Claim> claims) {

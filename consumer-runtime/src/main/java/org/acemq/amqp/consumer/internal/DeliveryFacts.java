@@ -1,5 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+
 /**
  * What is known about one delivery at one of the three points where its fate can be decided: when it was received
  * (decoded or not, keyed or not), when the store answered its claim, and when its handler returned or threw. Each
@@ -11,8 +13,10 @@ package org.acemq.amqp.consumer.internal;
  * @param decodeError why the message cannot be decoded, or null if it was
  * @param hasKey whether an idempotency key was found
  * @param storeDown the store is known to be down already (consumption is paused)
- * @param store what the store answered (CLAIMED stage on)
- * @param storeError the store's error, for {@link StoreAnswer#DOWN} and {@link StoreAnswer#REFUSED_KEY}
+ * @param claim what the store answered (CLAIMED stage on); null if it was not asked yet or failed
+ * @param storeError why the store failed to answer (CLAIMED stage on), or null if it answered
+ * @param keyRefused the store failed because it refuses this one key while otherwise working (an
+ *     {@code InvalidMessageIdException}); otherwise a failure means it is down as far as this call can tell
  * @param attempt the claim's attempt number (1 for the first; 1 when the handler ran without a claim)
  * @param failure what the handler threw, or null if it returned (HANDLED stage)
  * @param modifiedSupported whether the broker implements the {@code modified} outcome
@@ -21,33 +25,18 @@ package org.acemq.amqp.consumer.internal;
  *     IN_PROGRESS only)
  */
 record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String decodeError, boolean hasKey,
-                     boolean storeDown, StoreAnswer store, String storeError, int attempt, Throwable failure,
+                     boolean storeDown, ClaimResult claim, String storeError, boolean keyRefused, int attempt,
+                     Throwable failure,
                      boolean modifiedSupported, double jitterDraw, boolean conflict) {
 
     /** How far a delivery got. */
     enum Stage {
         /** Received, decoded (or not) and keyed (or not); the store was not asked yet. */
         RECEIVED,
-        /** The store answered the claim (or failed to). */
+        /** The store answered the claim ({@link DeliveryFacts#claim()}), or failed to ({@link DeliveryFacts#storeError()}). */
         CLAIMED,
         /** The handler returned or threw. */
         HANDLED
-    }
-
-    /** What the store answered. */
-    enum StoreAnswer {
-        /** Not asked yet. */
-        NOT_ASKED,
-        /** This consumer owns the key now. */
-        CLAIMED,
-        /** The key is confirmed: a duplicate. */
-        ALREADY_CONFIRMED,
-        /** Another owner holds a live claim. */
-        IN_PROGRESS,
-        /** The store failed: it is down (or unreachable) as far as this call can tell. */
-        DOWN,
-        /** The store refused this one key while otherwise working. */
-        REFUSED_KEY
     }
 
     /**
@@ -58,30 +47,46 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      * @return the facts of a delivery just received
      */
     static DeliveryFacts received(boolean stopping, String decodeError, boolean hasKey, boolean storeDown) {
-        return new DeliveryFacts(Stage.RECEIVED, stopping, false, decodeError, hasKey, storeDown,
-                StoreAnswer.NOT_ASKED, null, 0, null, true, 0.0, false);
+        return new DeliveryFacts(Stage.RECEIVED, stopping, false, decodeError, hasKey, storeDown, null, null, false, 0,
+                null, true, 0.0, false);
     }
 
     /**
      * @param answer what the store answered
      * @param attempt the claim's attempt number (0 if none)
-     * @param error the store's error, or null
      * @return these facts plus the store's answer
      */
-    DeliveryFacts claimed(StoreAnswer answer, int attempt, String error) {
-        return claimed(answer, attempt, error, false);
+    DeliveryFacts claimed(ClaimResult answer, int attempt) {
+        return claimed(answer, attempt, false);
     }
 
     /**
      * @param answer what the store answered
      * @param attempt the claim's attempt number (0 if none)
-     * @param error the store's error, or null
      * @param differs the store holds the key with another fingerprint
      * @return these facts plus the store's answer
      */
-    DeliveryFacts claimed(StoreAnswer answer, int attempt, String error, boolean differs) {
-        return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, answer, error,
+    DeliveryFacts claimed(ClaimResult answer, int attempt, boolean differs) {
+        if (answer == null) {
+            throw new IllegalArgumentException("the store's answer is required; a failure is storeFailed(...)");
+        }
+        return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, answer, null, false,
                 attempt, null, modifiedSupported, jitterDraw, differs);
+    }
+
+    /**
+     * @param error why the store did not answer
+     * @param refused the store refuses this one key (it works otherwise); false: it is down
+     * @return these facts plus the store's failure to answer
+     */
+    DeliveryFacts storeFailed(String error, boolean refused) {
+        return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, null,
+                error == null ? "unknown error" : error, refused, 0, null, modifiedSupported, jitterDraw, false);
+    }
+
+    /** @return whether the store gave this consumer the key (its claim is held until the delivery's claim ends) */
+    boolean holdsClaim() {
+        return claim == ClaimResult.CLAIMED;
     }
 
     /**
@@ -96,8 +101,8 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
         if (stoppingNow == stopping && linkGoneNow == linkGone) {
             return this;
         }
-        return new DeliveryFacts(stage, stoppingNow, linkGoneNow, decodeError, hasKey, storeDown, store, storeError,
-                attempt, failure, modifiedSupported, jitterDraw, conflict);
+        return new DeliveryFacts(stage, stoppingNow, linkGoneNow, decodeError, hasKey, storeDown, claim, storeError,
+                keyRefused, attempt, failure, modifiedSupported, jitterDraw, conflict);
     }
 
     /**
@@ -107,7 +112,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      * @return these facts plus the handler's result
      */
     DeliveryFacts handled(Throwable thrown, boolean modified, double draw) {
-        return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, store, storeError,
-                Math.max(1, attempt), thrown, modified, draw, conflict);
+        return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, claim, storeError,
+                keyRefused, Math.max(1, attempt), thrown, modified, draw, conflict);
     }
 }

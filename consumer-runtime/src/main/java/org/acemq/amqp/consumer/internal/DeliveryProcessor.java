@@ -58,7 +58,7 @@ final class DeliveryProcessor {
         this.jitter = jitter;
         this.beatNanos = spec.renewLeases() ? beatNanos : 0;
         this.atMostOnce = spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE;
-        this.completions = new Completions(name, runtime, this);
+        this.completions = new Completions(name, runtime, policy, this);
         this.claims = new StoreClaims(name, runtime, this.beatNanos, keys);
         this.keys = keys;
     }
@@ -191,8 +191,7 @@ final class DeliveryProcessor {
             if (handedOver) {
                 throw e;
             }
-            failed(d, e);
-            verdict = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
+            verdict = failed(d, e);
         } finally {
             DeliveryScope scope = d.scope;
             if (scope != null) {
@@ -302,9 +301,15 @@ final class DeliveryProcessor {
         return false;
     }
 
-    /** Whatever broke (a store bug, a linkage error), the delivery must still go back and free its slot. */
-    private void failed(Delivery d, Throwable e) {
-        LOG.error("Subscription '{}': unexpected failure while processing a delivery; releasing it", name, e);
+    /**
+     * Whatever broke (a store bug, a linkage error), the delivery must still be settled as the policy says for that
+     * ({@link OutcomePolicy#unexpectedFailure}) and free its slot; a claim it holds is released.
+     *
+     * @return the verdict it was settled with
+     */
+    private Verdict failed(Delivery d, Throwable e) {
+        LOG.error("Subscription '{}': unexpected failure while processing a delivery; settling it as {}", name,
+                policy.unexpectedFailure().outcome().name().toLowerCase(java.util.Locale.ROOT), e);
         Claim claim = d.claim;
         d.claim = null;
         d.claimedNanos = 0;
@@ -317,16 +322,27 @@ final class DeliveryProcessor {
                         LogSafe.id(claim.messageId()), Errors.describe(re));
             }
         }
-        d.completed(settlement.settle(d, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED)));
+        Verdict verdict = policy.unexpectedFailure();
+        d.completed(settlement.settle(d, verdict));
+        return verdict;
     }
 
-    /** Sends the verdict now, or holds the delivery first. @return whether it was sent, enlisted or scheduled */
-    boolean settle(Delivery d, Verdict verdict) {
-        if (!verdict.delay().isZero() && !stopping.getAsBoolean()) {
+    /**
+     * Sends the verdict now, or holds the delivery first (unless the policy drops the hold: {@link
+     * OutcomePolicy#whenSent}). @return whether it was sent, enlisted or scheduled
+     */
+    boolean settle(Delivery d, Verdict decided) {
+        Verdict verdict = policy.whenSent(decided, stopping.getAsBoolean());
+        if (!verdict.delay().isZero()) {
             holds.hold(d, verdict.delay(), () -> settlement.settle(d, verdict));
             return true;
         }
         return settlement.settle(d, verdict);
+    }
+
+    /** @return the policy that decides every outcome of this subscription */
+    OutcomePolicy policy() {
+        return policy;
     }
 
     private void log(Delivery d, Verdict v) {

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types (the jars are automatic modules, whose
  * packages are open). If anything is missing (another protonj2 version) {@link #available()} is false, that is logged
  * once, and the runtime falls back to its periodic credit check. Setting the system property
- * {@value #DISABLE_PROPERTY} to {@code false} turns the hooks off (for diagnosis, and for tests of the fallback).
+ * {@value #DISABLE_PROPERTY} to {@code false} turns the hooks off (for diagnosis, and for tests of the fallback) for
+ * the consumers built while it is set: it is read once per consumer, by {@link #get()}, never per link or delivery.
  *
  * <p>A link's handlers are replaced by protonj2 whenever it re-creates the link (every reconnect attempt), so
  * {@link #install} is called after every (re)attach; installing twice is harmless.
@@ -35,6 +36,8 @@ final class EngineHooks {
     static final String DISABLE_PROPERTY = "acemq.engineHooks";
 
     private static final Logger LOG = LoggerFactory.getLogger(EngineHooks.class);
+    /** Hooks that are not {@link #available()}: turned off, or this protonj2 lacks what they need. */
+    private static final EngineHooks OFF = new EngineHooks(false, null, null, null, null, null, null, null, null, null);
     private static final EngineHooks INSTANCE = load();
 
     /** What the hooks report, on the connection's I/O thread. Implementations must not block. */
@@ -108,7 +111,7 @@ final class EngineHooks {
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
             LOG.warn("Cannot hook into the protonj2 engine ({}): this protonj2 is not the 1.1.0 the runtime was built "
                     + "for. Falling back to a periodic credit check (see creditCheckInterval).", Errors.describe(e));
-            return new EngineHooks(false, null, null, null, null, null, null, null, null, null);
+            return OFF;
         }
     }
 
@@ -119,14 +122,18 @@ final class EngineHooks {
         return m;
     }
 
-    /** @return the hooks, or an instance that is not {@link #available()} */
+    /**
+     * Reads {@value #DISABLE_PROPERTY}; called once per consumer, which keeps what it got.
+     *
+     * @return the hooks, or an instance that is not {@link #available()} (turned off, or not loadable)
+     */
     static EngineHooks get() {
-        return INSTANCE;
+        return "false".equalsIgnoreCase(System.getProperty(DISABLE_PROPERTY)) ? OFF : INSTANCE;
     }
 
-    /** @return whether the hooks can be installed (and are not turned off by {@value #DISABLE_PROPERTY}) */
+    /** @return whether the hooks can be installed (they loaded and were not turned off by {@value #DISABLE_PROPERTY}) */
     boolean available() {
-        return available && !"false".equalsIgnoreCase(System.getProperty(DISABLE_PROPERTY));
+        return available;
     }
 
     /**

@@ -2,7 +2,6 @@ package org.acemq.amqp.consumer.internal;
 
 import java.util.List;
 import java.util.function.Consumer;
-import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Ticker;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
@@ -63,8 +62,8 @@ final class HandlerThreads {
                 slot.current = null;
             }
         }
-        if (subscriber.spec.acknowledgementMode() == AcknowledgementMode.AT_MOST_ONCE) {
-            // The broker settled these when it sent them: they cannot go back, so they are handled, not released.
+        if (processor.policy().handlesLeftAtShutdown()) {
+            // at-most-once: the broker settled these when it sent them; they cannot go back, so they are handled
             handleQueued(slot);
         }
     }

@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Fingerprint;
@@ -16,9 +17,15 @@ import org.acemq.amqp.consumer.Subscription;
  * Every rule that decides a delivery's fate, as one pure function of its {@link DeliveryFacts} and the subscription's
  * settings: no I/O, no clock, no randomness of its own (the back-off jitter is drawn by the caller and passed in). The
  * README's outcome table lists the same rules; {@code OutcomePolicyTest} checks each of its rows against this class and
- * {@code OutcomeTableTest} keeps the README and this class in agreement.
+ * keeps the README and this class in agreement. Besides {@link #decide}, which walks a delivery from receipt to its
+ * outcome, the decisions taken around it live here too: how a claim ends ({@link #confirms}), what a lost confirm
+ * gives ({@link #confirmNotRecorded}), an unexpected failure ({@link #unexpectedFailure}), a hold while stopping
+ * ({@link #whenSent}), an outcome without a transaction ({@link #withoutTransaction}) and the deliveries left at
+ * shutdown ({@link #handlesLeftAtShutdown}). The callers carry them out and decide nothing.
  */
 final class OutcomePolicy {
+
+    private static final Verdict UNEXPECTED_FAILURE = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
 
     private final AcknowledgementMode mode;
     private final int maxAttempts;
@@ -89,12 +96,24 @@ final class OutcomePolicy {
                         "the idempotency store holds this message's key with a different fingerprint (the same key"
                                 + " with other content)");
             }
-            if (f.store() == DeliveryFacts.StoreAnswer.IN_PROGRESS && !atMostOnce) {
+            if (f.claim() == ClaimResult.IN_PROGRESS && !atMostOnce) {
                 return Verdict.later(Outcome.RELEASED, SettleReason.CONFLICT, inProgressDelay);
             }
             return Verdict.settle(Outcome.ACCEPTED, SettleReason.CONFLICT);
         }
-        return switch (f.store()) {
+        if (f.claim() == null) {
+            if (f.storeError() == null) {
+                throw new IllegalArgumentException("a CLAIMED stage needs the store's answer or its error");
+            }
+            if (f.keyRefused()) {
+                return Verdict.reject(SettleReason.INVALID_ID, RejectionConditions.INVALID_MESSAGE_ID,
+                        "the idempotency store refused the message's key: " + f.storeError());
+            }
+            // the store is down as far as this call can tell
+            return failOpen ? Verdict.RUN
+                    : Verdict.settle(atMostOnce ? Outcome.ACCEPTED : Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE);
+        }
+        return switch (f.claim()) {
             case CLAIMED -> !atMostOnce && f.attempt() > maxAttempts
                     ? Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED, "gave up after "
                             + (f.attempt() - 1) + " attempts (maxAttempts " + maxAttempts
@@ -103,11 +122,6 @@ final class OutcomePolicy {
             case ALREADY_CONFIRMED -> Verdict.DUPLICATE;
             case IN_PROGRESS -> atMostOnce ? Verdict.settle(Outcome.ACCEPTED, SettleReason.IN_PROGRESS)
                     : Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS, inProgressDelay);
-            case DOWN -> failOpen ? Verdict.RUN
-                    : Verdict.settle(atMostOnce ? Outcome.ACCEPTED : Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE);
-            case REFUSED_KEY -> Verdict.reject(SettleReason.INVALID_ID, RejectionConditions.INVALID_MESSAGE_ID,
-                    "the idempotency store refused the message's key: " + f.storeError());
-            case NOT_ASKED -> throw new IllegalArgumentException("a CLAIMED stage needs the store's answer");
         };
     }
 
@@ -123,13 +137,89 @@ final class OutcomePolicy {
         if (subscription.isPermanent(failure)) {
             return Verdict.reject(SettleReason.PERMANENT, permanentCondition(failure), permanentDescription(failure));
         }
-        boolean claimed = f.store() == DeliveryFacts.StoreAnswer.CLAIMED;
-        if (claimed && f.attempt() >= maxAttempts) {
+        if (f.holdsClaim() && f.attempt() >= maxAttempts) {
             return Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED,
                     "failed " + f.attempt() + " attempts, last: " + Errors.describe(failure));
         }
         return Verdict.later(transientOutcome(f.modifiedSupported()), SettleReason.FAILED,
                 retryDelay(f.attempt(), f.jitterDraw()));
+    }
+
+    // ------------------------------------------------------------------ decisions around decide()
+
+    /**
+     * Something broke inside the consumer while it processed the delivery (a store bug, a linkage error): whatever
+     * had been decided, the delivery goes back and its claim, if one is held, is released. Nothing is known about
+     * the message itself, so it is neither counted nor dead-lettered.
+     *
+     * @return the verdict for a delivery whose processing failed unexpectedly
+     */
+    Verdict unexpectedFailure() {
+        return UNEXPECTED_FAILURE;
+    }
+
+    /**
+     * How a held claim ends: confirmed before {@code accepted}/{@code processed} (the work is done), released before
+     * every other outcome (a duplicate, an in-progress copy or a conflict holds no claim of its own).
+     *
+     * @param v a SETTLE verdict for a delivery whose claim is held
+     * @return true to confirm the claim before settling, false to release it
+     */
+    boolean confirms(Verdict v) {
+        return v.settles() && v.outcome() == Outcome.ACCEPTED && v.reason() == SettleReason.PROCESSED;
+    }
+
+    /**
+     * The handler succeeded but its confirm was not recorded: the store kept failing until {@code confirmTimeout}
+     * ran out, or it refuses the key it took when the delivery was claimed. The delivery is accepted anyway: the work
+     * is done, and returning it would make it run again for sure; a later duplicate may run again (logged as an
+     * error).
+     *
+     * @param processed the verdict whose claim was to be confirmed
+     * @return what to settle the delivery with
+     */
+    Verdict confirmNotRecorded(Verdict processed) {
+        if (!confirms(processed)) {
+            throw new IllegalArgumentException("only a verdict that confirms its claim has a confirm to lose: "
+                    + processed);
+        }
+        return processed;
+    }
+
+    /**
+     * The verdict as it is sent: a hold (the retry back-off, {@code inProgressDelay}) is dropped while the consumer is
+     * stopping, so the delivery goes back at once instead of keeping the shutdown waiting.
+     *
+     * @param v a SETTLE verdict
+     * @param stopping whether the consumer is closing
+     * @return {@code v}, without its delay when stopping
+     */
+    Verdict whenSent(Verdict v, boolean stopping) {
+        return stopping && !v.delay().isZero() ? v.withoutDelay() : v;
+    }
+
+    /**
+     * {@code TRANSACTIONAL}: no transaction can be declared on the delivery's session, so an outcome would go out as
+     * a plain, final disposition. Only {@code released} is safe that way (the message comes back and the store
+     * decides again: a processed one is a duplicate then); a plain {@code accepted} is never sent.
+     *
+     * @param v the verdict that was to be enlisted
+     * @return what to send instead, outside any transaction
+     */
+    Verdict withoutTransaction(Verdict v) {
+        return Verdict.settle(Outcome.RELEASED, v.reason());
+    }
+
+    /**
+     * What happens at shutdown to deliveries received (or admitted and claimed) whose handlers have not started. In
+     * the at-least-once modes they go back at once ({@code released}/{@code shutdown}, their claims released first),
+     * on the closing thread. An at-most-once delivery cannot go back (the broker settled it when it sent it): the
+     * handler threads handle it as usual before they stop.
+     *
+     * @return true if deliveries left at shutdown are handled, false if they are released
+     */
+    boolean handlesLeftAtShutdown() {
+        return mode == AcknowledgementMode.AT_MOST_ONCE;
     }
 
     /**

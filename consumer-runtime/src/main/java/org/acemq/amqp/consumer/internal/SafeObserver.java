@@ -2,7 +2,7 @@ package org.acemq.amqp.consumer.internal;
 
 import java.util.Map;
 import org.acemq.amqp.api.Envelope;
-import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
@@ -33,9 +33,18 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
-    public void claim(String subscription, ClaimStatus status) {
+    public void claim(String subscription, ClaimResult result) {
         try {
-            delegate.claim(subscription, status);
+            delegate.claim(subscription, result);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void claimFailed(String subscription) {
+        try {
+            delegate.claimFailed(subscription);
         } catch (RuntimeException e) {
             failed(e);
         }

@@ -4,8 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.InvalidMessageIdException;
-import org.acemq.amqp.consumer.ClaimStatus;
-import org.acemq.amqp.consumer.internal.DeliveryFacts.StoreAnswer;
 
 /**
  * The claim step of {@link DeliveryProcessor}: one store call for the keys of a batch (key by key for a store that does
@@ -33,8 +31,8 @@ final class StoreClaims {
 
     /**
      * Asks the store for every key in one call; each delivery's facts get its answer. A key the store refuses is that
-     * message's fact, not an outage: it is answered REFUSED_KEY and the others are asked again. A failure of the whole
-     * call is an outage for each of them, and nothing was claimed.
+     * message's fact, not an outage: its facts say the key was refused, and the others are asked again. A failure of
+     * the whole call is an outage for each of them, and nothing was claimed.
      */
     void claim(List<Delivery> ds) {
         List<Delivery> left = ds;
@@ -50,8 +48,8 @@ final class StoreClaims {
                 runtime.gate().failure(e);
                 String error = Errors.describe(e);
                 for (Delivery d : left) {
-                    observer.claim(name, ClaimStatus.ERROR);
-                    d.facts = d.facts.claimed(StoreAnswer.DOWN, 0, error);
+                    observer.claimFailed(name);
+                    d.facts = d.facts.storeFailed(error, false);
                 }
                 return;
             }
@@ -92,8 +90,8 @@ final class StoreClaims {
         for (int i = 0; i < ds.size(); i++) {
             Delivery d = ds.get(i);
             if (named ? d.key.equals(key) : i == 0 && ds.size() == 1) {
-                observer.claim(name, ClaimStatus.ERROR);
-                d.facts = d.facts.claimed(StoreAnswer.REFUSED_KEY, 0, Errors.describe(e));
+                observer.claimFailed(name);
+                d.facts = d.facts.storeFailed(Errors.describe(e), true);
             } else if (!named && ds.size() > 1) {
                 d.claimAtStart = true; // the store did not say which: each is asked alone when it starts
             } else {
@@ -120,16 +118,7 @@ final class StoreClaims {
     }
 
     private void answered(Delivery d, Claim claim, long now) {
-        StoreAnswer answer = switch (claim.result()) {
-            case CLAIMED -> StoreAnswer.CLAIMED;
-            case ALREADY_CONFIRMED -> StoreAnswer.ALREADY_CONFIRMED;
-            case IN_PROGRESS -> StoreAnswer.IN_PROGRESS;
-        };
-        observer.claim(name, switch (answer) {
-            case CLAIMED -> ClaimStatus.CLAIMED;
-            case ALREADY_CONFIRMED -> ClaimStatus.ALREADY_CONFIRMED;
-            default -> ClaimStatus.IN_PROGRESS;
-        });
+        observer.claim(name, claim.result());
         if (claim.claimed()) {
             d.claim = claim;
             d.claimedNanos = now;
@@ -142,6 +131,6 @@ final class StoreClaims {
             d.recordedFingerprint = claim.fingerprint();
             observer.conflict(name, d.key, claim.fingerprint(), d.fingerprint);
         }
-        d.facts = d.facts.claimed(answer, claim.attempt(), null, conflict);
+        d.facts = d.facts.claimed(claim.result(), claim.attempt(), conflict);
     }
 }

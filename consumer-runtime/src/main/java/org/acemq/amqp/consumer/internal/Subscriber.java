@@ -38,6 +38,7 @@ final class Subscriber {
     private final Settlement settlement;
     private final Holds holds;
     private final HandlerThreads threads;
+    private final OutcomePolicy policy;
     private final AtomicBoolean reattachPending = new AtomicBoolean();
     private final Object linkChanged = new Object();
     private volatile ReceiverLink current;
@@ -55,17 +56,17 @@ final class Subscriber {
         this.credit = new LinkCredit(runtime, name, spec.maxInFlight(), () -> current);
         this.holds = new Holds(runtime.scheduler());
         Settlement.Report report = new Settlement.Report(name, runtime.observer(), runtime.allocator());
+        this.policy = new OutcomePolicy(spec, runtime.config().storeFailurePolicy());
         this.settlement = switch (spec.acknowledgementMode()) {
             case AT_LEAST_ONCE -> new DirectSettlement(report);
             case AT_MOST_ONCE -> new PreSettledSettlement(report);
-            case TRANSACTIONAL -> new TransactionalSettlement(report, spec.transactionBatchSize(),
-                    spec.transactionBatchTime());
+            case TRANSACTIONAL -> new TransactionalSettlement(report, policy, runtime.ticker(),
+                    spec.transactionBatchSize(), spec.transactionBatchTime());
         };
         Keys keys = new Keys(spec, runtime.config().scopePrefix());
         LOG.info("Subscription '{}' on '{}': keys from {} in scope '{}', fingerprint {}", name, spec.address(),
                 spec.keySource(), LogSafe.id(keys.scope()), spec.fingerprint());
-        DeliveryProcessor processor = new DeliveryProcessor(spec, runtime,
-                new OutcomePolicy(spec, runtime.config().storeFailurePolicy()), settlement, holds, () -> stopping,
+        DeliveryProcessor processor = new DeliveryProcessor(spec, runtime, policy, settlement, holds, () -> stopping,
                 runtime.jitter(), runtime.leasePeriodNanos(), keys);
         this.threads = new HandlerThreads(this, processor, runtime.ticker(),
                 spec.renewLeases() ? runtime.leasePeriodNanos() : 0);
@@ -321,7 +322,7 @@ final class Subscriber {
         threads.wakeReceivers();
         ReceiverLink l = current;
         if (l == null || !l.isValid()) {
-            if (spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+            if (!policy.handlesLeftAtShutdown()) {
                 threads.releaseWaiting();
             }
             return;
@@ -338,9 +339,9 @@ final class Subscriber {
                 LOG.debug("Final drain of '{}' was not answered: {}", name, Errors.describe(e));
             }
         }
-        if (spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+        if (!policy.handlesLeftAtShutdown()) {
             threads.releaseWaiting(); // admitted (claimed), not started
-            threads.releaseQueued(l); // at-most-once: the handler threads handle them as they stop
+            threads.releaseQueued(l); // else (at-most-once) the handler threads handle them as they stop
         }
     }
 
@@ -348,7 +349,7 @@ final class Subscriber {
     boolean awaitHandlers(long deadlineNanos) {
         boolean done = threads.await(deadlineNanos);
         ReceiverLink l = current;
-        if (l != null && l.isValid() && spec.acknowledgementMode() != AcknowledgementMode.AT_MOST_ONCE) {
+        if (l != null && l.isValid() && !policy.handlesLeftAtShutdown()) {
             // A broker that is not drained (it answers drains against the spec) may use the credit it still holds
             // while the handlers finish: release what arrived meanwhile with a disposition of ours, reported like the
             // rest, instead of leaving it to the detach, where nobody would count it.

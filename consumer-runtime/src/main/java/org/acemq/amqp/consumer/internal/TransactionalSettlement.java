@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.Ticker;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
@@ -38,6 +39,8 @@ final class TransactionalSettlement implements Settlement {
     private final int batchSize;
     private final long batchNanos;
     private final Report report;
+    private final OutcomePolicy policy;
+    private final Ticker ticker;
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final List<Pending> pending = new ArrayList<>();
     private long firstPendingNanos;
@@ -47,11 +50,17 @@ final class TransactionalSettlement implements Settlement {
     private volatile boolean stale;
     private Thread committer;
 
-    TransactionalSettlement(Report report, int batchSize, Duration batchTime) {
+    /**
+     * @param policy what is sent when no transaction can be declared ({@link OutcomePolicy#withoutTransaction})
+     * @param ticker the consumer's clock: when the batch time of the first outcome enlisted is up
+     */
+    TransactionalSettlement(Report report, OutcomePolicy policy, Ticker ticker, int batchSize, Duration batchTime) {
         this.name = report.name();
         this.batchSize = batchSize;
         this.batchNanos = batchTime.toNanos();
         this.report = report;
+        this.policy = policy;
+        this.ticker = ticker;
     }
 
     @Override
@@ -90,16 +99,17 @@ final class TransactionalSettlement implements Settlement {
         lock.readLock().lock();
         try {
             if (!active) {
-                // No transaction could be declared. A plain release is always safe: the message comes back and the
-                // store decides again. Never send a plain accept here.
-                return report.done(d, Outcome.RELEASED, v.reason(), d.link.send(d.amqp, Outcome.RELEASED, null, null));
+                // No transaction could be declared: whatever goes out now is a plain, final disposition
+                Verdict plain = policy.withoutTransaction(v);
+                return report.done(d, plain.outcome(), plain.reason(),
+                        d.link.send(d.amqp, plain.outcome(), plain.condition(), plain.description()));
             }
             if (!d.link.send(d.amqp, v.outcome(), v.condition(), v.description())) {
                 return report.done(d, v.outcome(), v.reason(), false);
             }
             synchronized (pending) {
                 if (pending.isEmpty()) {
-                    firstPendingNanos = System.nanoTime();
+                    firstPendingNanos = ticker.read();
                     pending.notifyAll();
                 }
                 pending.add(new Pending(d, v.outcome(), v.reason()));
@@ -172,11 +182,11 @@ final class TransactionalSettlement implements Settlement {
             synchronized (pending) {
                 try {
                     while (!stopped && (pending.isEmpty()
-                            || (pending.size() < batchSize && System.nanoTime() - firstPendingNanos < batchNanos))) {
+                            || (pending.size() < batchSize && ticker.read() - firstPendingNanos < batchNanos))) {
                         if (pending.isEmpty()) {
                             pending.wait();
                         } else {
-                            long waitNanos = batchNanos - (System.nanoTime() - firstPendingNanos);
+                            long waitNanos = batchNanos - (ticker.read() - firstPendingNanos);
                             if (waitNanos > 0) {
                                 pending.wait(Math.max(1, waitNanos / 1_000_000), (int) (waitNanos % 1_000_000));
                             }

@@ -55,6 +55,11 @@ record Verdict(Action action, Outcome outcome, SettleReason reason, String condi
         return new Verdict(Action.SETTLE, Outcome.REJECTED, reason, condition, description, Duration.ZERO);
     }
 
+    /** @return this verdict, to be settled at once */
+    Verdict withoutDelay() {
+        return delay.isZero() ? this : new Verdict(action, outcome, reason, condition, description, Duration.ZERO);
+    }
+
     /** @return whether the delivery is to be settled now or after the delay */
     boolean settles() {
         return action == Action.SETTLE;

@@ -8,8 +8,9 @@ import java.util.List;
  * test keeps the two in step.
  *
  * <p>Tag values come from small fixed sets (lower-case enum names of {@link org.acemq.amqp.consumer.Outcome},
- * {@link org.acemq.amqp.consumer.SettleReason}, {@link org.acemq.amqp.consumer.ClaimStatus},
- * {@link org.acemq.amqp.consumer.StoreOperation}, {@code success|failure}) or from the subscription names the
+ * {@link org.acemq.amqp.consumer.SettleReason}, {@link org.acemq.amqp.api.IdempotencyStore.ClaimResult} plus
+ * {@code error} for a claim the store did not answer, {@link org.acemq.amqp.consumer.StoreOperation},
+ * {@code success|failure}) or from the subscription names the
  * application chose. No meter is ever tagged with a message id or an address taken from a message. Common tags given
  * to {@link MicrometerObserver.Builder#commonTags(Iterable)} are added to every meter.
  *

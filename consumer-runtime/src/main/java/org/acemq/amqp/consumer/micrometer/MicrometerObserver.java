@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.ToDoubleFunction;
 import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.AmqpConsumer;
-import org.acemq.amqp.consumer.ClaimStatus;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
 import org.acemq.amqp.consumer.ConsumerObserver;
@@ -70,7 +70,10 @@ public final class MicrometerObserver implements ConsumerObserver {
 
     private static final String[] OUTCOMES = lowerNames(Outcome.values());
     private static final String[] REASONS = lowerNames(SettleReason.values());
-    private static final String[] CLAIM_RESULTS = lowerNames(ClaimStatus.values());
+    /** The {@code result} tag values of claims: the store's answers, then {@link #CLAIM_ERROR}. */
+    private static final String[] CLAIM_RESULTS = withError(lowerNames(ClaimResult.values()));
+    /** The {@code result} tag value of a claim the store did not answer (it failed, or refused the key). */
+    private static final String CLAIM_ERROR = "error";
     private static final String[] OPERATIONS = lowerNames(StoreOperation.values());
     private static final String SUCCESS = "success";
     private static final String FAILURE = "failure";
@@ -205,8 +208,13 @@ public final class MicrometerObserver implements ConsumerObserver {
     // ------------------------------------------------------------------ ConsumerObserver
 
     @Override
-    public void claim(String subscription, ClaimStatus status) {
-        meters(subscription).claims[status.ordinal()].increment();
+    public void claim(String subscription, ClaimResult result) {
+        meters(subscription).claims[result.ordinal()].increment();
+    }
+
+    @Override
+    public void claimFailed(String subscription) {
+        meters(subscription).claims[CLAIM_RESULTS.length - 1].increment();
     }
 
     @Override
@@ -355,6 +363,12 @@ public final class MicrometerObserver implements ConsumerObserver {
 
     private static double seconds(Duration d) {
         return d.toNanos() / 1e9;
+    }
+
+    private static String[] withError(String[] results) {
+        String[] all = java.util.Arrays.copyOf(results, results.length + 1);
+        all[results.length] = CLAIM_ERROR;
+        return all;
     }
 
     private static String[] lowerNames(Enum<?>[] values) {

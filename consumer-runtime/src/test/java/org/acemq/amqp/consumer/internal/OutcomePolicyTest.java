@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Fingerprint;
@@ -25,16 +27,16 @@ import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.acemq.amqp.consumer.Subscription;
-import org.acemq.amqp.consumer.internal.DeliveryFacts.StoreAnswer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The outcome policy, row by row: every row of the README's outcome table ("Delivery guarantees", the table whose
- * columns are case, outcome, reason) is a row here, keyed by its case text, with the facts that make the case and what
- * the policy must decide. {@link #theReadmeTableAndThePolicyAgree()} reads the README and fails if a row is missing on
- * either side, or if the outcomes, conditions or reason it documents differ from what the policy decides.
+ * columns are case, outcome, reason, claim) is a row here, keyed by its case text, with the facts that make the case
+ * and what the policy must decide. {@link #theReadmeTableAndThePolicyAgree()} reads the README and fails if a row is
+ * missing on either side, or if the outcomes, conditions, reason or claim end it documents differ from what the policy
+ * decides.
  */
 class OutcomePolicyTest {
 
@@ -67,7 +69,17 @@ class OutcomePolicyTest {
     }
 
     private static DeliveryFacts claimed(int attempt) {
-        return fresh().claimed(StoreAnswer.CLAIMED, attempt, null);
+        return fresh().claimed(ClaimResult.CLAIMED, attempt);
+    }
+
+    private static OutcomePolicy atMostOnce() {
+        return new OutcomePolicy(Subscription.builder("q", e -> { })
+                .acknowledgementMode(AcknowledgementMode.AT_MOST_ONCE).build(), StoreFailurePolicy.FAIL_CLOSED);
+    }
+
+    /** What happens to a delivery left at shutdown, in the order the runtime asks the policy. */
+    private static Verdict leftAtShutdown(OutcomePolicy p, DeliveryFacts facts) {
+        return p.handlesLeftAtShutdown() ? p.decide(facts) : Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN);
     }
 
     private static Row row(String readmeCase, Function<OutcomePolicy, Verdict> decision, Verdict expected) {
@@ -83,21 +95,24 @@ class OutcomePolicyTest {
                 row("handler returned and the store confirmed",
                         p -> p.decide(claimed(1).handled(null, true, 0.3)), Verdict.PROCESSED),
                 row("the handler succeeded but the store fails to record the confirm",
-                        p -> p.decide(claimed(2).handled(null, true, 0.3)), Verdict.PROCESSED),
+                        p -> p.confirmNotRecorded(p.decide(claimed(2).handled(null, true, 0.3))), Verdict.PROCESSED),
+                row("the handler succeeded but the store refuses the key when the confirm is recorded "
+                                + "(`InvalidMessageIdException`)",
+                        p -> p.confirmNotRecorded(p.decide(claimed(1).handled(null, true, 0.3))), Verdict.PROCESSED),
                 row("store says `ALREADY_CONFIRMED` (a duplicate)",
-                        p -> p.decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null)), Verdict.DUPLICATE),
+                        p -> p.decide(fresh().claimed(ClaimResult.ALREADY_CONFIRMED, 1)), Verdict.DUPLICATE),
                 row("store says `IN_PROGRESS` (another owner holds a live claim)",
-                        p -> p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null)),
+                        p -> p.decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1)),
                         Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS, Duration.ofMillis(700))),
                 new Row("store holds the key with another fingerprint (a copy that differs; default `Fingerprint.body()`)",
                         List.of(
-                                p -> p.decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null, true)),
-                                p -> p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null, true))),
+                                p -> p.decide(fresh().claimed(ClaimResult.ALREADY_CONFIRMED, 1, true)),
+                                p -> p.decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1, true))),
                         List.of(Verdict.settle(Outcome.ACCEPTED, SettleReason.CONFLICT),
                                 Verdict.later(Outcome.RELEASED, SettleReason.CONFLICT, Duration.ofMillis(700)))),
                 new Row("store holds the key with another fingerprint, and the subscription rejects conflicts", List.of(
-                        p -> rejecting().decide(fresh().claimed(StoreAnswer.ALREADY_CONFIRMED, 1, null, true)),
-                        p -> rejecting().decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null, true))),
+                        p -> rejecting().decide(fresh().claimed(ClaimResult.ALREADY_CONFIRMED, 1, true)),
+                        p -> rejecting().decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1, true))),
                         List.of(rejected(SettleReason.CONFLICT, "acemq:fingerprint-conflict"),
                                 rejected(SettleReason.CONFLICT, "acemq:fingerprint-conflict"))),
                 new Row("handler threw `PermanentMessageException` or a type declared permanent", List.of(
@@ -125,29 +140,50 @@ class OutcomePolicyTest {
                         rejected(SettleReason.UNDECODABLE, "amqp:decode-error")),
                 row("the store refuses the message's key (`InvalidMessageIdException`: the store works, this key it "
                                 + "cannot take)",
-                        p -> p.decide(fresh().claimed(StoreAnswer.REFUSED_KEY, 0, "NUL")),
+                        p -> p.decide(fresh().storeFailed("NUL", true)),
                         rejected(SettleReason.INVALID_ID, "acemq:invalid-message-id")),
                 new Row("the store cannot be reached (`FAIL_CLOSED`, default)", List.of(
-                        p -> p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "down")),
+                        p -> p.decide(fresh().storeFailed("down", false)),
                         p -> p.decide(DeliveryFacts.received(false, null, true, true))),
                         List.of(Verdict.settle(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE),
                                 Verdict.settle(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE))),
                 new Row("the store cannot be reached (`FAIL_OPEN`)", List.of(
-                        p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(fresh().claimed(StoreAnswer.DOWN, 0, "d")),
+                        p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(fresh().storeFailed("d", false)),
                         p -> policy(StoreFailurePolicy.FAIL_OPEN).decide(
-                                fresh().claimed(StoreAnswer.DOWN, 0, "d").handled(null, true, 0))),
+                                fresh().storeFailed("d", false).handled(null, true, 0))),
                         List.of(Verdict.RUN, Verdict.PROCESSED)),
+                row("an unexpected failure inside the consumer while it processes the delivery (a store bug, a linkage "
+                                + "error)",
+                        OutcomePolicy::unexpectedFailure, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED)),
                 new Row("shutdown: received, or claimed and waiting for a handler thread, but not started", List.of(
+                        p -> leftAtShutdown(p, DeliveryFacts.received(true, null, true, false)),
                         p -> p.decide(DeliveryFacts.received(true, null, true, false)),
                         p -> p.decide(claimed(1).waited(true, false)),
-                        p -> p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "d").waited(true, false))),
+                        p -> p.decide(fresh().storeFailed("d", false).waited(true, false))),
                         List.of(Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN),
                                 Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN),
                                 Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN))),
+                new Row("`AT_MOST_ONCE` shutdown: received, or claimed and waiting for a handler thread, but not started",
+                        List.of(
+                                p -> leftAtShutdown(atMostOnce(), DeliveryFacts.received(true, null, true, false)),
+                                p -> leftAtShutdown(atMostOnce(), claimed(1).waited(true, false)),
+                                p -> atMostOnce().decide(claimed(1).waited(true, false).handled(null, true, 0))),
+                        List.of(Verdict.CLAIM, Verdict.RUN, Verdict.PROCESSED)),
+                new Row("a delivery held for the retry back-off or `inProgressDelay` when the consumer stops", List.of(
+                        p -> p.whenSent(p.decide(claimed(1).handled(new IllegalStateException(), true, 0.0)), true),
+                        p -> p.whenSent(p.decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1)), true)),
+                        List.of(Verdict.settle(Outcome.MODIFIED, SettleReason.FAILED),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.IN_PROGRESS))),
                 row("the connection or link died after the delivery was claimed and before a handler thread started it",
                         p -> p.decide(claimed(1).waited(false, true)),
                         Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN)),
-                new Row("the connection or link died while the handler ran", List.of(), List.of()));
+                new Row("the connection or link died while the handler ran", List.of(), List.of()),
+                new Row("`TRANSACTIONAL`: no transaction can be declared on the delivery's session", List.of(
+                        p -> p.withoutTransaction(p.decide(claimed(1).handled(null, true, 0))),
+                        p -> p.withoutTransaction(p.decide(claimed(1).handled(new IllegalStateException(), true, 0)))),
+                        List.of(Verdict.settle(Outcome.RELEASED, SettleReason.PROCESSED),
+                                Verdict.settle(Outcome.RELEASED, SettleReason.FAILED))));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -195,6 +231,18 @@ class OutcomePolicyTest {
             assertThat(conditionsIn(cells[0])).as("conditions documented for '%s'", row.readmeCase())
                     .isEqualTo(conditions);
             assertThat(reasonsIn(cells[1])).as("reason documented for '%s'", row.readmeCase()).isEqualTo(reasons);
+            Set<String> claimEnds = reasonsIn(cells[2]);
+            if (!claimEnds.isEmpty()) {
+                Set<String> decided = new LinkedHashSet<>();
+                for (Function<OutcomePolicy, Verdict> decision : row.decisions()) {
+                    Verdict v = decision.apply(policy);
+                    if (v.settles()) {
+                        decided.add(policy.confirms(v) ? "confirmed" : "released");
+                    }
+                }
+                assertThat(claimEnds).as("how the claim ends, documented for '%s'", row.readmeCase())
+                        .isEqualTo(decided);
+            }
         }
     }
 
@@ -234,9 +282,9 @@ class OutcomePolicyTest {
         assertThat(p.decide(claimed(5))).as("no attempt limit").isEqualTo(Verdict.RUN);
         assertThat(p.decide(claimed(5).handled(new IllegalStateException(), true, 0)))
                 .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.FAILED));
-        assertThat(p.decide(fresh().claimed(StoreAnswer.IN_PROGRESS, 1, null)))
+        assertThat(p.decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1)))
                 .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.IN_PROGRESS));
-        assertThat(p.decide(fresh().claimed(StoreAnswer.DOWN, 0, "x")))
+        assertThat(p.decide(fresh().storeFailed("x", false)))
                 .isEqualTo(Verdict.settle(Outcome.ACCEPTED, SettleReason.STORE_UNAVAILABLE));
         assertThat(p.decide(DeliveryFacts.received(false, "bad", false, false)).outcome()).isEqualTo(Outcome.REJECTED);
     }
@@ -252,6 +300,62 @@ class OutcomePolicyTest {
                 .acknowledgementMode(AcknowledgementMode.AT_MOST_ONCE).build(), StoreFailurePolicy.FAIL_CLOSED);
         assertThat(atMostOnce.decide(claimed(1).waited(true, true)))
                 .as("at-most-once: the broker settled it already, so it is handled").isEqualTo(Verdict.RUN);
+    }
+
+    @Test
+    void onlyAProcessedVerdictConfirmsItsClaimAndOnlyItCanLoseAConfirm() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        assertThat(p.confirms(Verdict.PROCESSED)).isTrue();
+        assertThat(p.confirms(Verdict.DUPLICATE)).as("accepted, but not this consumer's work").isFalse();
+        assertThat(p.confirms(Verdict.settle(Outcome.ACCEPTED, SettleReason.FAILED))).isFalse();
+        assertThat(p.confirms(Verdict.RUN)).as("not a settling verdict").isFalse();
+        assertThat(p.confirms(p.decide(claimed(1).handled(new IllegalStateException(), true, 0)))).isFalse();
+        assertThat(p.confirmNotRecorded(Verdict.PROCESSED)).isEqualTo(Verdict.PROCESSED);
+        assertThatThrownBy(() -> p.confirmNotRecorded(Verdict.DUPLICATE))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aHoldIsKeptWhileRunningAndDroppedOnlyWhileStopping() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        Verdict held = p.decide(fresh().claimed(ClaimResult.IN_PROGRESS, 1));
+        assertThat(p.whenSent(held, false)).isSameAs(held);
+        assertThat(p.whenSent(held, true)).isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.IN_PROGRESS));
+        assertThat(p.whenSent(Verdict.PROCESSED, true)).isSameAs(Verdict.PROCESSED);
+    }
+
+    @Test
+    void onlyAtMostOnceHandlesWhatIsLeftAtShutdown() {
+        assertThat(atMostOnce().handlesLeftAtShutdown()).isTrue();
+        assertThat(policy(StoreFailurePolicy.FAIL_CLOSED).handlesLeftAtShutdown()).isFalse();
+        assertThat(new OutcomePolicy(Subscription.builder("q", e -> { })
+                .acknowledgementMode(AcknowledgementMode.TRANSACTIONAL).build(), StoreFailurePolicy.FAIL_CLOSED)
+                .handlesLeftAtShutdown()).isFalse();
+    }
+
+    @Test
+    void withoutATransactionOnlyAReleaseGoesOutAndItKeepsTheReasonAndNoCondition() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        Verdict poison = p.decide(claimed(MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0));
+        assertThat(p.withoutTransaction(poison)).isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.POISON));
+        assertThat(p.withoutTransaction(Verdict.DUPLICATE))
+                .isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.DUPLICATE));
+    }
+
+    @Test
+    void theStoresAnswerIsOneOfItsClaimResultsOrAFailureThatSaysWhetherTheKeyWasRefused() {
+        assertThatThrownBy(() -> fresh().claimed(null, 0))
+                .isInstanceOf(IllegalArgumentException.class);
+        DeliveryFacts down = fresh().storeFailed("timeout", false);
+        assertThat(down.claim()).isNull();
+        assertThat(down.holdsClaim()).isFalse();
+        assertThat(down.keyRefused()).isFalse();
+        assertThat(fresh().storeFailed("NUL", true).keyRefused()).isTrue();
+        assertThat(claimed(1).holdsClaim()).isTrue();
+        assertThat(fresh().claimed(ClaimResult.IN_PROGRESS, 1).holdsClaim()).isFalse();
+        assertThatThrownBy(() -> policy(StoreFailurePolicy.FAIL_CLOSED)
+                .decide(new DeliveryFacts(DeliveryFacts.Stage.CLAIMED, false, false, null, true, false, null, null,
+                        false, 0, null, true, 0, false))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -315,14 +419,17 @@ class OutcomePolicyTest {
         return found;
     }
 
-    /** @return case → {outcome cell, reason cell} of the README table headed "| case | outcome | reason |" */
+    /**
+     * @return case → {outcome cell, reason cell, claim cell} of the README table headed
+     *     "| case | outcome | reason | claim |"
+     */
     static Map<String, String[]> readmeOutcomeTable() throws IOException {
         List<String> lines = ProjectFiles.readme();
         Map<String, String[]> table = new LinkedHashMap<>();
         boolean in = false;
         for (String line : lines) {
             String t = line.trim();
-            if (t.replace(" ", "").equals("|case|outcome|reason|")) {
+            if (t.replace(" ", "").equals("|case|outcome|reason|claim|")) {
                 in = true;
                 continue;
             }
@@ -336,12 +443,13 @@ class OutcomePolicyTest {
                 continue;
             }
             List<String> cells = new ArrayList<>(List.of(t.substring(1, t.length() - 1).split("\\|", -1)));
-            assertThat(cells).as("row '%s' has three cells", t).hasSize(3);
-            String previous = table.put(cells.get(0).trim(), new String[] {cells.get(1).trim(), cells.get(2).trim()})
-                    == null ? null : "twice";
+            assertThat(cells).as("row '%s' has four cells", t).hasSize(4);
+            String previous = table.put(cells.get(0).trim(),
+                    new String[] {cells.get(1).trim(), cells.get(2).trim(), cells.get(3).trim()}) == null ? null : "twice";
             assertThat(previous).as("case listed twice: %s", cells.get(0)).isNull();
         }
-        assertThat(table).as("README.md has an outcome table headed '| case | outcome | reason |'").isNotEmpty();
+        assertThat(table).as("README.md has an outcome table headed '| case | outcome | reason | claim |'")
+                .isNotEmpty();
         return table;
     }
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.concurrent.TimeUnit;
-import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
@@ -23,7 +23,8 @@ class MicrometerObserverTest {
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
         observer.settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED);
-        observer.claim("orders", ClaimStatus.IN_PROGRESS);
+        observer.claim("orders", ClaimResult.IN_PROGRESS);
+        observer.claimFailed("orders");
         observer.handled("orders", 5_000_000, false);
         observer.storeCall(StoreOperation.RENEW, 1_000, false);
         observer.storeBypassed("orders");
@@ -36,6 +37,7 @@ class MicrometerObserverTest {
         assertThat(registry.get("acemq.consumer.poison").tags("consumer", "billing").counter().count()).isEqualTo(2);
         assertThat(registry.get("acemq.consumer.claims").tags("result", "in_progress").counter().count())
                 .isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.claims").tags("result", "error").counter().count()).isEqualTo(1);
         assertThat(registry.get("acemq.consumer.claims").counters()).hasSize(4); // all results, from the start
         assertThat(registry.get("acemq.consumer.handler.duration").tags("result", "failure").timer()
                 .totalTime(TimeUnit.MILLISECONDS)).isEqualTo(5);

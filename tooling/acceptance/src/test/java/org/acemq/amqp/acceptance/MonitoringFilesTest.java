@@ -13,7 +13,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
@@ -57,8 +57,8 @@ class MonitoringFilesTest {
         Map<String, Set<String>> values = Map.of(
                 AcemqMeter.TagKey.OUTCOME, lower(Outcome.class),
                 AcemqMeter.TagKey.REASON, lower(SettleReason.class),
-                AcemqMeter.TagKey.RESULT, Stream.concat(lower(ClaimStatus.class).stream(),
-                        Stream.of("success", "failure")).collect(Collectors.toSet()),
+                AcemqMeter.TagKey.RESULT, Stream.concat(lower(ClaimResult.class).stream(),
+                        Stream.of("error", "success", "failure")).collect(Collectors.toSet()),
                 AcemqMeter.TagKey.OPERATION, lower(StoreOperation.class));
         List<String> problems = new ArrayList<>();
         for (String file : List.of(Monitoring.DASHBOARD, Monitoring.ALERTS)) {

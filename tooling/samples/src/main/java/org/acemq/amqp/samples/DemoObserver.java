@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 import org.acemq.amqp.api.Envelope;
-import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
@@ -75,8 +75,13 @@ final class DemoObserver implements ConsumerObserver {
     // ---- passed on only (DemoObserverTest checks that every ConsumerObserver method is passed on)
 
     @Override
-    public void claim(String subscription, ClaimStatus status) {
-        next.claim(subscription, status);
+    public void claim(String subscription, ClaimResult result) {
+        next.claim(subscription, result);
+    }
+
+    @Override
+    public void claimFailed(String subscription) {
+        next.claimFailed(subscription);
     }
 
     @Override

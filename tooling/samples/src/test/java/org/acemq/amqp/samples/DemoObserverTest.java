@@ -7,7 +7,7 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.acemq.amqp.consumer.ClaimStatus;
+import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
@@ -39,8 +39,13 @@ class DemoObserverTest {
         ConsumerObserver.HandlerScope scope = outcome -> seen.add("scope closed " + outcome);
         DemoObserver observer = new DemoObserver(new ConsumerObserver() {
             @Override
-            public void claim(String subscription, ClaimStatus status) {
-                seen.add("claim " + status);
+            public void claim(String subscription, ClaimResult result) {
+                seen.add("claim " + result);
+            }
+
+            @Override
+            public void claimFailed(String subscription) {
+                seen.add("claim failed");
             }
 
             @Override
@@ -90,7 +95,8 @@ class DemoObserverTest {
             }
         });
 
-        observer.claim("s", ClaimStatus.CLAIMED);
+        observer.claim("s", ClaimResult.CLAIMED);
+        observer.claimFailed("s");
         assertThat(observer.handlerStarting("s", "orders", Map.of())).isSameAs(scope);
         observer.handled("s", 1_000, true);
         observer.storeCall(StoreOperation.CONFIRM, 1_000, true);
@@ -103,7 +109,7 @@ class DemoObserverTest {
         observer.paused(true);
         observer.connectionInterrupted(true);
 
-        assertThat(seen).containsExactly("claim CLAIMED", "starting orders", "handled true", "store CONFIRM true",
+        assertThat(seen).containsExactly("claim CLAIMED", "claim failed", "starting orders", "handled true", "store CONFIRM true",
                 "store CLAIM true 7",
                 "settled ACCEPTED PROCESSED", "settled ACCEPTED DUPLICATE", "settled MODIFIED FAILED", "abandoned",
                 "bypassed", "paused true", "interrupted true");
