@@ -28,6 +28,9 @@ final class SwitchableStore implements LeasedIdempotencyStore {
     private final AtomicInteger claimed = new AtomicInteger();
     private volatile boolean down;
     private volatile String refusedKey;
+    private volatile String refusedConfirmKey;
+    private final AtomicInteger refusedConfirms = new AtomicInteger();
+    private volatile Error acquireError;
 
     SwitchableStore(InMemoryIdempotencyStore delegate) {
         this.delegate = delegate;
@@ -73,6 +76,24 @@ final class SwitchableStore implements LeasedIdempotencyStore {
         this.refusedKey = key;
     }
 
+    /**
+     * From now on {@code confirm} of this key throws {@link InvalidMessageIdException} naming it (the store took the key
+     * when it was claimed and refuses to record it now; it works otherwise).
+     */
+    void refuseConfirmOf(String key) {
+        this.refusedConfirmKey = key;
+    }
+
+    /** @return how many confirms were refused so far */
+    int refusedConfirms() {
+        return refusedConfirms.get();
+    }
+
+    /** From now on every claim call throws this error (a bug or a linkage error in the store, not an outage). */
+    void failAcquireWith(Error error) {
+        this.acquireError = error;
+    }
+
     /** @return how many calls failed so far */
     int failures() {
         return failures.get();
@@ -95,6 +116,7 @@ final class SwitchableStore implements LeasedIdempotencyStore {
             waiting.decrementAndGet();
         }
         check();
+        throwAcquireError();
         if (messageId.equals(refusedKey)) {
             throw new InvalidMessageIdException("the test store cannot hold this key");
         }
@@ -120,6 +142,7 @@ final class SwitchableStore implements LeasedIdempotencyStore {
             waiting.decrementAndGet();
         }
         check();
+        throwAcquireError();
         if (refusedKey != null && messageIds.contains(refusedKey)) {
             throw new InvalidMessageIdException(refusedKey, "the test store cannot hold this key", null);
         }
@@ -139,9 +162,20 @@ final class SwitchableStore implements LeasedIdempotencyStore {
         return delegate.renew(claim);
     }
 
+    private void throwAcquireError() {
+        Error error = acquireError;
+        if (error != null) {
+            throw error;
+        }
+    }
+
     @Override
     public boolean confirm(Claim claim) {
         check();
+        if (claim.messageId().equals(refusedConfirmKey)) {
+            refusedConfirms.incrementAndGet();
+            throw new InvalidMessageIdException(claim.messageId(), "the test store cannot record this key", null);
+        }
         if (confirmFailuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             failures.incrementAndGet();
             throw new StoreUnavailableException("test store fails this confirm",
