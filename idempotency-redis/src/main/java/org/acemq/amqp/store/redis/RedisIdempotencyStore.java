@@ -253,13 +253,22 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
                     3);
         } catch (ScriptRunner.PartialBatchException e) {
             giveBack(messageIds, e);
-            throw new StoreUnavailableException(e.getMessage(), e.getCause());
+            throw plain(e);
         }
         Claim[] claims = new Claim[n];
         for (int i = 0; i < n; i++) {
             claims[i] = claim(messageIds.get(i), replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]);
         }
         return Arrays.asList(claims);
+    }
+
+    /** @return the failure of a batch as the plain exception callers know, without the internal type */
+    private static StoreUnavailableException plain(ScriptRunner.PartialBatchException partial) {
+        StoreUnavailableException plain = new StoreUnavailableException(partial.getMessage(), partial.getCause());
+        for (Throwable suppressed : partial.getSuppressed()) {
+            plain.addSuppressed(suppressed);
+        }
+        return plain;
     }
 
     private void giveBack(List<String> messageIds, ScriptRunner.PartialBatchException failure) {
@@ -316,7 +325,12 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         if (n == 0) {
             return List.of();
         }
-        Object[] replies = runner.perSlot(RedisScript.CONFIRM, keys, List.of(owner, retentionMillis), attempts, 1);
+        Object[] replies;
+        try {
+            replies = runner.perSlot(RedisScript.CONFIRM, keys, List.of(owner, retentionMillis), attempts, 1);
+        } catch (ScriptRunner.PartialBatchException e) {
+            throw plain(e);
+        }
         List<Claim> lost = null;
         for (int i = 0; i < n; i++) {
             if (number(replies[i]) != 1) {
@@ -352,7 +366,11 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
             }
         }
         if (!keys.isEmpty()) {
-            runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1);
+            try {
+                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1);
+            } catch (ScriptRunner.PartialBatchException e) {
+                throw plain(e);
+            }
         }
     }
 
