@@ -9,20 +9,20 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 
 /** Helpers for tests that script the broker side with the protonj2 test driver. */
-final class ScriptedPeer {
+public final class ScriptedPeer {
 
     private ScriptedPeer() {
     }
 
     /** SASL anonymous, open and begin, each answered. */
-    static void expectConnectAndBegin(ProtonTestServer peer) {
+    public static void expectConnectAndBegin(ProtonTestServer peer) {
         peer.expectSASLAnonymousConnect();
         peer.expectOpen().respond();
         peer.expectBegin().respond();
     }
 
     /** @return a message with this id (any AMQP id type, as protonj2 encodes it) and body, as transfer payload bytes */
-    static byte[] encoded(Object messageId, String body) {
+    public static byte[] encoded(Object messageId, String body) {
         try {
             Message<String> message = Message.create(body);
             if (messageId != null) {
@@ -44,7 +44,7 @@ final class ScriptedPeer {
      * @param deliveryCount how many transfers the link has carried so far
      * @param credit the link credit outstanding at that point
      */
-    static void expectGracefulClose(ProtonTestServer peer, long deliveryCount, int credit) {
+    public static void expectGracefulClose(ProtonTestServer peer, long deliveryCount, int credit) {
         peer.expectFlow().withDrain(true).withLinkCredit(credit).withDeliveryCount(deliveryCount)
                 .respond().withDrain(true).withLinkCredit(0).withDeliveryCount(deliveryCount + credit);
         peer.expectDetach().respond();
@@ -57,7 +57,7 @@ final class ScriptedPeer {
      * {@code start()} returns its links are attached and the test may drive the peer; and its fallback credit check
      * (used only when the engine hooks are off) waits a minute, so every flow on the wire is one the script expects.
      */
-    static AmqpConsumer.Builder consumer(ProtonTestServer peer, IdempotencyStore store) {
+    public static AmqpConsumer.Builder consumer(ProtonTestServer peer, IdempotencyStore store) {
         return AmqpConsumer.builder()
                 .connection(settings(peer).build())
                 .store(store)
@@ -71,11 +71,11 @@ final class ScriptedPeer {
      * grants to the I/O thread without waiting, so {@code start()} (and the credit health shows) can be ahead of the
      * wire, and a transfer sent before the flow makes the flow carry another delivery-count than the script expects.
      */
-    static void awaitPerformatives(ProtonTestServer peer, int count) {
+    public static void awaitPerformatives(ProtonTestServer peer, int count) {
         org.awaitility.Awaitility.await().until(() -> peer.getDriver().getPerformativeCount() >= count);
     }
 
-    static ConnectionSettings.Builder settings(ProtonTestServer peer) {
+    public static ConnectionSettings.Builder settings(ProtonTestServer peer) {
         URI uri = peer.getServerURI();
         return ConnectionSettings.builder(uri.getHost(), uri.getPort()).reconnect(false);
     }

@@ -11,12 +11,12 @@ import java.util.List;
  * Copies what is written to {@code System.err} (where slf4j-simple logs in this module's tests) while it is open,
  * and still writes it through. Open it in the test and close it in a {@code finally} or try-with-resources.
  */
-final class StandardErrorTee implements AutoCloseable {
+public final class StandardErrorTee implements AutoCloseable {
 
     private final PrintStream original = System.err;
     private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
-    StandardErrorTee() {
+    public StandardErrorTee() {
         OutputStream tee = new OutputStream() {
             @Override
             public void write(int b) {
@@ -38,7 +38,7 @@ final class StandardErrorTee implements AutoCloseable {
     }
 
     /** @return the lines written so far that contain {@code text} */
-    List<String> lines(String text) {
+    public List<String> lines(String text) {
         String all;
         synchronized (captured) {
             all = captured.toString(StandardCharsets.UTF_8);

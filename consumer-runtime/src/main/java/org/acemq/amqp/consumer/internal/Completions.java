@@ -3,7 +3,6 @@ package org.acemq.amqp.consumer.internal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -258,12 +257,25 @@ final class Completions {
         return claims.size() == 1 ? LogSafe.id(claims.get(0).messageId()) : claims.size() + " messages";
     }
 
-    /** Waits on the consumer's scheduler (so that tests can move time), without holding anything. */
+    /**
+     * Waits on the consumer's scheduler (so that tests can move time), without holding anything. The wait is on a
+     * monitor, not a latch: an AQS latch may leave a stray unpark behind, which would cut short the handler's next
+     * {@code LockSupport.park} on this thread.
+     */
     private void pause(Duration delay) {
-        CountDownLatch woken = new CountDownLatch(1);
+        boolean[] woken = {false};
         try {
-            runtime.scheduler().schedule(woken::countDown, delay);
-            woken.await();
+            runtime.scheduler().schedule(() -> {
+                synchronized (woken) {
+                    woken[0] = true;
+                    woken.notifyAll();
+                }
+            }, delay);
+            synchronized (woken) {
+                while (!woken[0]) {
+                    woken.wait();
+                }
+            }
         } catch (RejectedExecutionException e) {
             // shutting down: retry at once
         } catch (InterruptedException e) {

@@ -102,6 +102,11 @@ final class Delivery {
         }
     }
 
+    /** @return whether it can still be settled: its link is valid and the connection it came over alive */
+    boolean live() {
+        return link.live(amqp);
+    }
+
     /** @return the key for log lines: escaped and shortened */
     String logId() {
         return LogSafe.id(key);

@@ -174,11 +174,11 @@ final class DeliveryProcessor {
         boolean handedOver = false;
         try {
             d.claimAtStart = false;
-            d.facts = d.facts.waited(stopping.getAsBoolean(), !d.link.isValid());
+            d.facts = d.facts.waited(stopping.getAsBoolean(), !d.live());
             verdict = policy.decide(d.facts);
             if (verdict.action() == Verdict.Action.CLAIM) { // a key that was not claimed with its batch
                 claims.claim(List.of(d));
-                verdict = policy.decide(d.facts.waited(stopping.getAsBoolean(), !d.link.isValid()));
+                verdict = policy.decide(d.facts.waited(stopping.getAsBoolean(), !d.live()));
             }
             if (verdict.action() == Verdict.Action.RUN) {
                 d.facts = invoke(d);
@@ -210,7 +210,7 @@ final class DeliveryProcessor {
         boolean pushed = false;
         for (Delivery d : ds) {
             try {
-                d.facts = d.facts.waited(stopping.getAsBoolean(), !d.link.isValid());
+                d.facts = d.facts.waited(stopping.getAsBoolean(), !d.live());
                 Verdict v = policy.decide(d.facts);
                 if (!v.settles()) {
                     run(d);

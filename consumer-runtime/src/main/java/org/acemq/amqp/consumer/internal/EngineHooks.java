@@ -39,6 +39,9 @@ final class EngineHooks {
     /** Hooks that are not {@link #available()}: turned off, or this protonj2 lacks what they need. */
     private static final EngineHooks OFF = new EngineHooks(false, null, null, null, null, null, null, null, null, null);
     private static final EngineHooks INSTANCE = load();
+    /** protonj2's {@code ClientDeliverable.delivery} (the engine delivery behind a client one), or null. */
+    private static final VarHandle ENGINE_DELIVERY = engineDelivery();
+    private static final Class<?> CLIENT_DELIVERABLE = ENGINE_DELIVERY == null ? null : clientDeliverable();
 
     /** What the hooks report, on the connection's I/O thread. Implementations must not block. */
     interface Listener {
@@ -112,6 +115,48 @@ final class EngineHooks {
             LOG.warn("Cannot hook into the protonj2 engine ({}): this protonj2 is not the 1.1.0 the runtime was built "
                     + "for. Falling back to a periodic credit check (see creditCheckInterval).", Errors.describe(e));
             return OFF;
+        }
+    }
+
+    private static VarHandle engineDelivery() {
+        try {
+            Class<?> type = Class.forName("org.apache.qpid.protonj2.client.impl.ClientDeliverable");
+            return MethodHandles.privateLookupIn(type, MethodHandles.lookup())
+                    .findVarHandle(type, "delivery", IncomingDelivery.class);
+        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+            LOG.warn("Cannot tell deliveries of a lost connection from live ones below protonj2's client API ({}); "
+                    + "the runtime relies on protonj2's interruption event alone", Errors.describe(e));
+            return null;
+        }
+    }
+
+    private static Class<?> clientDeliverable() {
+        try {
+            return Class.forName("org.apache.qpid.protonj2.client.impl.ClientDeliverable");
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whether a delivery came over a connection that has failed. protonj2 tells the client of an interruption on
+     * another thread, a little later; until then the delivery's own engine already knows. Any outcome for it would be
+     * dropped (protonj2 logs {@code EngineShutdownException} and reports it settled), and the broker has taken the
+     * message back. Works whether or not the credit hooks are turned off.
+     *
+     * @param delivery a delivery from a protonj2 receiver
+     * @return true if its connection's engine has failed or shut down; false if alive or unknown
+     */
+    static boolean connectionLost(org.apache.qpid.protonj2.client.Delivery delivery) {
+        if (ENGINE_DELIVERY == null || !CLIENT_DELIVERABLE.isInstance(delivery)) {
+            return false;
+        }
+        try {
+            IncomingDelivery incoming = (IncomingDelivery) ENGINE_DELIVERY.getAcquire(delivery);
+            org.apache.qpid.protonj2.engine.Engine engine = incoming.getLink().getEngine();
+            return engine.isFailed() || engine.isShutdown();
+        } catch (RuntimeException e) {
+            return false;
         }
     }
 

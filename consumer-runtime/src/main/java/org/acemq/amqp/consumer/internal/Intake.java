@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.acemq.amqp.consumer.Ticker;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -37,6 +35,11 @@ final class Intake {
     static final int MAX_BATCH = 256;
     private static final Logger LOG = LoggerFactory.getLogger(Intake.class);
     private static final Delivery[] NONE = new Delivery[0];
+    /**
+     * For tests only (null otherwise): runs on the leader after a delivery left the client's queue and before its link
+     * is decided, so that a test can put a connection loss exactly there.
+     */
+    static volatile Runnable afterReceive;
 
     private final Subscriber subscriber;
     private final DeliveryProcessor processor;
@@ -44,8 +47,12 @@ final class Intake {
     private final int concurrency;
     private final int window;
     private final long horizonNanos;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition work = lock.newCondition();
+    /**
+     * Guards the fields below; idle threads wait on it. A monitor, not a {@code ReentrantLock}: an AQS lock or
+     * condition may unpark a thread that has already moved on, and that stray permit would cut short the next
+     * {@code LockSupport.park} of the application's handler on that thread.
+     */
+    private final Object lock = new Object();
     private final ArrayDeque<Delivery> ready = new ArrayDeque<>();
     private boolean leading;
     private int idle;
@@ -73,23 +80,20 @@ final class Intake {
      */
     Delivery next(HandlerSlot slot) {
         while (true) {
-            lock.lock();
-            try {
+            synchronized (lock) {
                 if (!awaitTurn()) {
                     Delivery d = ready.pollFirst();
                     if (d != null) {
                         readyCount = ready.size();
                         if (idle > 0 && (!ready.isEmpty() || !leading)) {
-                            work.signal(); // the next one takes the next delivery, or leads the intake
+                            lock.notify(); // the next one takes the next delivery, or leads the intake
                         }
                         return d;
                     }
-                    work.signal(); // stopping: let the next waiter see it too
+                    lock.notify(); // stopping: let the next waiter see it too
                     return null;
                 }
                 leading = true;
-            } finally {
-                lock.unlock();
             }
             List<Delivery> admitted = List.of();
             try {
@@ -97,8 +101,7 @@ final class Intake {
             } catch (RuntimeException | Error e) {
                 LOG.error("Subscription '{}': taking deliveries failed", subscriber.name, e);
             } finally {
-                lock.lock();
-                try {
+                synchronized (lock) {
                     leading = false;
                     for (int i = 1; i < admitted.size(); i++) {
                         ready.addLast(admitted.get(i));
@@ -108,10 +111,8 @@ final class Intake {
                         // One waiter: it takes a delivery and wakes the next while more wait, or leads the intake. A
                         // chain, not a crowd: with a fast handler the running threads take most of the batch
                         // themselves, and a thread woken for nothing costs a context switch.
-                        work.signal();
+                        lock.notify();
                     }
-                } finally {
-                    lock.unlock();
                 }
             }
             if (!admitted.isEmpty()) {
@@ -136,7 +137,7 @@ final class Intake {
             idle++;
             idleCount = idle;
             try {
-                work.await();
+                lock.wait();
             } catch (InterruptedException e) {
                 // only close() interrupts a waiting thread, after setting stopping: the loop sees it
             } finally {
@@ -165,6 +166,10 @@ final class Intake {
             failure = new ClientException(Errors.describe(e), e);
         } finally {
             slot.received();
+        }
+        Runnable probe = afterReceive;
+        if (probe != null && amqp != null) {
+            probe.run();
         }
         if (amqp == null) {
             if (failure != null && !subscriber.stopping() && !(failure.getCause() instanceof InterruptedException)) {
@@ -201,7 +206,7 @@ final class Intake {
      * deliveries {@link HandlerThreads} takes alone at shutdown.
      */
     Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        ReceiverLink owner = subscriber.owner(from);
+        ReceiverLink owner = subscriber.owner(from, amqp);
         boolean counted = owner.take();
         if (!counted) {
             subscriber.credit().lateTake(owner);
@@ -211,24 +216,18 @@ final class Intake {
 
     /** Wakes every thread waiting for a turn (the subscription stops). */
     void wakeAll() {
-        lock.lock();
-        try {
-            work.signalAll();
-        } finally {
-            lock.unlock();
+        synchronized (lock) {
+            lock.notifyAll();
         }
     }
 
     /** @return the admitted deliveries waiting for a thread, removed (on close: the caller releases them) */
     List<Delivery> drain() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             List<Delivery> all = new ArrayList<>(ready);
             ready.clear();
             readyCount = 0;
             return all;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -238,11 +237,8 @@ final class Intake {
             return;
         }
         Delivery[] waiting;
-        lock.lock();
-        try {
+        synchronized (lock) {
             waiting = ready.toArray(NONE);
-        } finally {
-            lock.unlock();
         }
         for (Delivery d : waiting) {
             action.accept(d);

@@ -40,6 +40,8 @@ final class ReceiverLink {
     final Session session;
     final long generation;
     final CreditAllocator.Member member;
+    /** The link this one succeeds over the same receiver after a connection interruption, or null. */
+    final ReceiverLink predecessor;
     private final AtomicInteger state = new AtomicInteger();
     private final Executor control;
     private volatile EngineHooks.Hooked hooks;
@@ -50,6 +52,12 @@ final class ReceiverLink {
 
     ReceiverLink(Receiver receiver, Session session, long generation, CreditAllocator.Member member,
                  Executor control) {
+        this(receiver, session, generation, member, control, null);
+    }
+
+    private ReceiverLink(Receiver receiver, Session session, long generation, CreditAllocator.Member member,
+                         Executor control, ReceiverLink predecessor) {
+        this.predecessor = predecessor;
         this.receiver = receiver;
         this.session = session;
         this.generation = generation;
@@ -59,7 +67,7 @@ final class ReceiverLink {
 
     /** @return the link that wraps the same receiver after protonj2 re-attached it on a new connection */
     ReceiverLink successor() {
-        return new ReceiverLink(receiver, session, generation + 1, member, control);
+        return new ReceiverLink(receiver, session, generation + 1, member, control, this);
     }
 
     /** @return whether deliveries of this link may still be settled */
@@ -175,13 +183,23 @@ final class ReceiverLink {
     }
 
     /**
-     * Sends an outcome for a delivery of this link, if the link is still valid.
+     * @param delivery a delivery that arrived on this link
+     * @return whether it can still be settled: the link is valid and the connection it came over has not failed
+     *     (protonj2 reports an interruption a little after the engine knows it)
+     */
+    boolean live(org.apache.qpid.protonj2.client.Delivery delivery) {
+        return isValid() && !EngineHooks.connectionLost(delivery);
+    }
+
+    /**
+     * Sends an outcome for a delivery of this link, if the link is still valid and its connection alive. A delivery
+     * of a lost connection gets no disposition at all: protonj2 would drop it and log {@code ENGINE_SHUTDOWN}.
      *
      * @return whether the disposition was handed to a live link
      */
     boolean send(org.apache.qpid.protonj2.client.Delivery delivery, Outcome outcome, String condition,
                  String description) {
-        if (!isValid()) {
+        if (!live(delivery)) {
             return false;
         }
         try {
@@ -196,7 +214,7 @@ final class ReceiverLink {
             LOG.debug("Subscription '{}': disposition not sent: {}", member.name, Errors.describe(e));
             return false;
         }
-        return isValid();
+        return live(delivery);
     }
 
     @Override

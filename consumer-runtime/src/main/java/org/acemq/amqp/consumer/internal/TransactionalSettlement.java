@@ -89,7 +89,7 @@ final class TransactionalSettlement implements Settlement {
 
     @Override
     public boolean settle(Delivery d, Verdict v) {
-        if (!d.link.isValid()) {
+        if (!d.live()) {
             // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
             return report.done(d, v.outcome(), v.reason(), false);
         }

@@ -21,7 +21,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
@@ -171,8 +170,8 @@ class JdbcGroupCommitIT {
 
         /**
          * Waits until every submitted task has started and is queued for the next batch: the leader still waits for
-         * the row lock (in native socket code, so RUNNABLE; checked through pg_stat_activity), every other task is
-         * parked in a group-commit lane, which it only does after queueing its request.
+         * the row lock (in native socket code, so RUNNABLE; checked through pg_stat_activity), every other task
+         * waits for its group-commit request (on the request's monitor), which it only does after queueing its request.
          */
         void awaitParkedOrBlocked() {
             await("tasks queue up behind the blocked leader").atMost(Duration.ofSeconds(30))
@@ -182,13 +181,23 @@ class JdbcGroupCommitIT {
                             return false;
                         }
                         for (Thread t : tasks.subList(1, tasks.size())) {
-                            if (t.getState() != Thread.State.WAITING
-                                    || !(LockSupport.getBlocker(t) instanceof GroupCommit.Lane<?>)) {
+                            if (t.getState() != Thread.State.WAITING || !waitsInLane(t)) {
                                 return false;
                             }
                         }
                         return true;
                     });
+        }
+
+        /** @return whether the thread waits for its group-commit request's answer */
+        private static boolean waitsInLane(Thread t) {
+            for (StackTraceElement frame : t.getStackTrace()) {
+                if (frame.getClassName().equals(GroupCommit.Request.class.getName())
+                        && frame.getMethodName().equals("await")) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         @Override

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import org.acemq.amqp.api.StoreUnavailableException;
 
@@ -19,8 +18,9 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *       it takes a slot and becomes the <em>leader</em> at once: it takes up to {@code maxBatch} requests from the
  *       head of the queue (its own among them when the queue was idle) and executes them <b>on its own thread</b>.
  *       An idle store therefore adds no delay: a lone caller runs its statement immediately.</li>
- *   <li>Otherwise it parks. Requests that arrive while statements are in flight accumulate in the queue and become
- *       the next batch. There is no timer anywhere.</li>
+ *   <li>Otherwise it waits, on its request's monitor (never with {@code LockSupport}, whose stray permits would
+ *       cut short the caller's next {@code park}, often in application code). Requests that arrive while
+ *       statements are in flight accumulate in the queue and become the next batch. There is no timer anywhere.</li>
  *   <li>A leader whose batch is done answers its callers and then, while requests are waiting, <b>leads the next
  *       batch itself</b> (of whichever lane has the oldest waiting request), up to {@value #MAX_CONSECUTIVE_BATCHES}
  *       batches in a row, so that a busy slot never sits idle waiting for a woken thread to be scheduled. After that
@@ -116,7 +116,6 @@ public final class GroupCommit {
      * @param <R> the answer type
      */
     public abstract static class Request<R> {
-        final Thread thread = Thread.currentThread();
         long seq;                    // guarded by the GroupCommit lock
         boolean queued;              // guarded by the GroupCommit lock
         // written under the GroupCommit lock: promoted to lead the next batch of its lane. Volatile for the lock-free
@@ -127,6 +126,7 @@ public final class GroupCommit {
         private R answer;            // published by the write of done
         private RuntimeException failure;
         private Error error;
+        private boolean waiting;     // guarded by this request's monitor: its caller waits in await()
 
         /** @return whether this request has its answer */
         public final boolean isDone() {
@@ -143,8 +143,7 @@ public final class GroupCommit {
                 return;
             }
             this.answer = value;
-            this.done = true;
-            LockSupport.unpark(thread);
+            finished();
         }
 
         /**
@@ -163,8 +162,46 @@ public final class GroupCommit {
             } else {
                 this.failure = new IllegalStateException(t);
             }
+            finished();
+        }
+
+        /**
+         * Publishes the answer and wakes the caller if it waits. Waiting is on this request's monitor, not with
+         * {@code LockSupport.park}: an unpark that finds its thread not parked (a leader answering its own request, a
+         * caller that saw its answer before it parked) would leave a permit behind, and the caller's next
+         * {@code park} (often in application code, after the store call returned) would return at once.
+         */
+        private synchronized void finished() {
             this.done = true;
-            LockSupport.unpark(thread);
+            if (waiting) {
+                notifyAll();
+            }
+        }
+
+        /** Under this request's monitor: promoted to lead, wake the caller if it waits. */
+        private synchronized void promoted() {
+            this.lead = true;
+            if (waiting) {
+                notifyAll();
+            }
+        }
+
+        /**
+         * Waits until the request is answered or promoted, or the thread is interrupted (its flag is then set again
+         * for the caller's loop to see).
+         */
+        synchronized void await() {
+            while (!done && !lead) {
+                waiting = true;
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } finally {
+                    waiting = false;
+                }
+            }
         }
 
         R result() {
@@ -266,7 +303,7 @@ public final class GroupCommit {
                 } finally {
                     lock.unlock();
                 }
-                LockSupport.park(this);
+                q.await();
             }
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -361,8 +398,7 @@ public final class GroupCommit {
         }
         next.leaderPending = true;
         Request<?> head = next.queue.peekFirst();
-        head.lead = true;
-        LockSupport.unpark(head.thread);
+        head.promoted();
     }
 
     /** @return the number of queued requests (for tests) */
