@@ -124,6 +124,57 @@ class LeaseHeartbeatTest {
         }
     }
 
+    /**
+     * Found by the soak: a handler that has returned holds its claim until the confirm is recorded, and a confirm that
+     * waits (a busy store, retries) must not let the lease lapse meanwhile, or a copy arriving then runs the work
+     * again. The heartbeat renews the claim until its confirm is recorded, then stops. (Before, renewal stopped when
+     * the handler returned, and the peer below took the message over after 40 s.)
+     */
+    @Test
+    void aClaimWhoseConfirmWaitsKeepsItsLeaseUntilTheConfirmIsRecorded() throws Exception {
+        SwitchableStore slowConfirms = new SwitchableStore(store);
+        slowConfirms.holdConfirms();
+        try (ProtonTestServer wire = new ProtonTestServer()) {
+            scriptOneMessage(wire);
+            wire.expectDisposition().withSettled(true).withState().accepted();
+            wire.start();
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(ScriptedPeer.settings(wire).build())
+                    .store(slowConfirms)
+                    .observer(observer)
+                    .ticker(time)
+                    .scheduler(time)
+                    .subscribe(Subscription.builder("orders", blocking(false)).retryBackoff(RetryBackoff.none())
+                            .build())
+                    .start()) {
+                awaitHandlerStarted();
+                finish.countDown();
+                await().until(() -> slowConfirms.waitingInConfirm() == 1);
+                int renewedWhileRunning = observer.renewals.get();
+
+                // two leases pass while the confirm waits for a busy store: the heartbeat keeps the claim
+                for (int i = 1; i <= 4; i++) {
+                    clock.advance(Duration.ofSeconds(20));
+                    time.advance(Duration.ofSeconds(20)); // the heartbeat's sweeps run on the way, on this thread
+                    assertThat(peer.acquire(KEY).result()).as("after the confirm waited %d s", 20 * i)
+                            .isEqualTo(ClaimResult.IN_PROGRESS);
+                }
+                assertThat(observer.renewals.get()).as("renewed while the confirm waited")
+                        .isGreaterThan(renewedWhileRunning);
+                assertThat(store.attempts(KEY)).as("never taken over").isEqualTo(1);
+
+                slowConfirms.letConfirmsThrough();
+                wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
+                int renewed = observer.renewals.get();
+                time.advance(LEASE);
+                assertThat(observer.renewals).as("renewal stopped once the confirm was recorded").hasValue(renewed);
+                ScriptedPeer.expectGracefulClose(wire, 1, 100);
+            }
+            wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void renewalStopsAtReleaseSoAnotherConsumerCanRetryTheMessageAtOnce() throws Exception {
         try (ProtonTestServer wire = new ProtonTestServer()) {

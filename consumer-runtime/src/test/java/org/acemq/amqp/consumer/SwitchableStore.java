@@ -21,6 +21,8 @@ final class SwitchableStore implements LeasedIdempotencyStore {
     private final InMemoryIdempotencyStore delegate;
     private final Set<String> liveClaims = ConcurrentHashMap.newKeySet();
     private final Semaphore acquirePermits = new Semaphore(Integer.MAX_VALUE / 2);
+    private final Semaphore confirmPermits = new Semaphore(Integer.MAX_VALUE / 2);
+    private final AtomicInteger waitingInConfirm = new AtomicInteger();
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger probesWhileDown = new AtomicInteger();
     private final AtomicInteger failures = new AtomicInteger();
@@ -64,6 +66,19 @@ final class SwitchableStore implements LeasedIdempotencyStore {
 
     boolean holdsClaim(String key) {
         return liveClaims.contains(key);
+    }
+
+    /** From now on confirm calls wait (a slow store, not a failing one) until {@link #letConfirmsThrough()}. */
+    void holdConfirms() {
+        confirmPermits.drainPermits();
+    }
+
+    void letConfirmsThrough() {
+        confirmPermits.release(Integer.MAX_VALUE / 2);
+    }
+
+    int waitingInConfirm() {
+        return waitingInConfirm.get();
     }
 
     /** The next {@code count} confirm calls fail as if the store were down; other calls are unaffected. */
@@ -171,6 +186,10 @@ final class SwitchableStore implements LeasedIdempotencyStore {
 
     @Override
     public boolean confirm(Claim claim) {
+        waitingInConfirm.incrementAndGet();
+        confirmPermits.acquireUninterruptibly();
+        confirmPermits.release();
+        waitingInConfirm.decrementAndGet();
         check();
         if (claim.messageId().equals(refusedConfirmKey)) {
             refusedConfirms.incrementAndGet();

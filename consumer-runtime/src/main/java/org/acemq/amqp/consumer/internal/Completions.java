@@ -34,6 +34,8 @@ final class Completions {
     private final DeliveryProcessor processor;
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
+    /** Every delivery handed over and not yet settled, for the lease heartbeat (the stack cannot be walked). */
+    private final java.util.Set<Delivery> ending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     Completions(String name, ConsumerRuntime runtime, OutcomePolicy policy, DeliveryProcessor processor) {
         this.name = name;
@@ -61,6 +63,7 @@ final class Completions {
 
     /** Hands over a delivery without leading a store call now; {@link #drive()} must follow. */
     void push(Delivery d) {
+        ending.add(d);
         Delivery head;
         do {
             head = pending.get();
@@ -148,7 +151,15 @@ final class Completions {
         } catch (RuntimeException | Error e) {
             LOG.error("Subscription '{}': a delivery could not be settled", name, e);
         } finally {
+            ending.remove(d);
             d.completed(sent);
+        }
+    }
+
+    /** Calls {@code action} for each delivery handed over and not yet settled (a snapshot is not needed). */
+    void forEachEnding(java.util.function.Consumer<Delivery> action) {
+        for (Delivery d : ending) {
+            action.accept(d);
         }
     }
 

@@ -36,7 +36,7 @@ final class Delivery {
     volatile long nextBeatNanos;
 
     // ---- handed to Completions: the verdict whose claim is ended (confirm or release) before it is settled
-    Verdict verdict;
+    volatile Verdict verdict;
     /** The next delivery waiting for its claim to end (a stack, so that handing one over allocates nothing). */
     Delivery nextPending;
     /** Whether its outcome was sent, enlisted or scheduled (false: abandoned); valid once {@link #completed}. */

@@ -271,6 +271,11 @@ final class DeliveryProcessor {
         return failure;
     }
 
+    /** Calls {@code action} for each delivery whose claim waits to be confirmed or released (the lease heartbeat). */
+    void forEachEnding(java.util.function.Consumer<Delivery> action) {
+        completions.forEachEnding(action);
+    }
+
     /** @return a moving average of the handler's run time in ticker nanoseconds; {@code initial} until one ran */
     long handlerNanos() {
         return handlerNanos;
@@ -293,6 +298,11 @@ final class DeliveryProcessor {
             return false;
         }
         d.verdict = verdict;
+        if (beatNanos > 0) {
+            // the lease is renewed until the claim's end is recorded, however long the confirm waits (not only while
+            // the handler runs): a confirm queued behind a busy store must not find its lease lapsed
+            d.nextBeatNanos = runtime.ticker().read() + beatNanos;
+        }
         if (!drive) {
             completions.push(d);
             return true;

@@ -123,7 +123,7 @@ final class HandlerThreads {
         intake.wakeAll();
     }
 
-    /** Calls {@code action} for every delivery a thread runs or that waits admitted (the lease heartbeat's sweep). */
+    /** Calls {@code action} for every delivery a thread runs, that waits admitted, or whose claim waits to be ended. */
     void forEachHeld(Consumer<Delivery> action) {
         for (HandlerSlot slot : slots) {
             Delivery d = slot.current;
@@ -132,6 +132,7 @@ final class HandlerThreads {
             }
         }
         intake.forEachWaiting(action);
+        processor.forEachEnding(action);
     }
 
     /** @return whether every thread ended before the deadline */

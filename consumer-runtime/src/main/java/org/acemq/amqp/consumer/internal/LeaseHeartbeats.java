@@ -11,8 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renews the lease of every claim whose handler is running or that waits admitted for a handler thread, every lease/3
- * from the claim. One periodic sweep over the handler threads' slots and the intake's waiting deliveries: nothing is
+ * Renews the lease of every claim whose handler is running, that waits admitted for a handler thread, or whose handler
+ * has returned and whose confirm or release is not recorded yet, every lease/3 from the claim. One periodic sweep over the handler threads' slots and the intake's waiting deliveries: nothing is
  * registered or removed per delivery (a delivery's claim and its next renewal time sit in the delivery). A renewal runs
  * at most one sweep interval late: a tenth of the renewal period, never more than 100 ms.
  */
@@ -101,9 +101,12 @@ final class LeaseHeartbeats {
             return;
         }
         if (!kept && d.claim == claim && d.nextBeatNanos != 0) {
-            // not when the handler has just returned: its confirm (or a transactional handler's own) ended the lease
             d.nextBeatNanos = 0;
-            LOG.warn("Lease on {} was lost before its handler finished", LogSafe.id(claim.messageId()));
+            if (d.verdict == null) {
+                // not once the handler has returned: its confirm (or a transactional handler's own) may have ended
+                // the lease; a confirm that finds it taken over says so itself
+                LOG.warn("Lease on {} was lost before its handler finished", LogSafe.id(claim.messageId()));
+            }
         }
     }
 }
