@@ -202,8 +202,9 @@ abstract class LockingDialect implements StoreDialect {
                 ps.executeUpdate();
                 break;
             } catch (SQLException e) {
-                // H2's MERGE does not wait for a concurrent insert of the same id: it fails, and runs again
-                if (!isDuplicateKey(e) || attempt >= 3 || !c.getAutoCommit()) {
+                // H2's MERGE does not turn a concurrent insert of the same id into an update: it waits for that
+                // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again
+                if (!isDuplicateKey(e) || attempt >= 3) {
                     throw e;
                 }
             }
@@ -236,7 +237,7 @@ abstract class LockingDialect implements StoreDialect {
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {
-                if (!isDuplicateKey(e) || attempt >= 3 || !c.getAutoCommit()) {
+                if (!isDuplicateKey(e) || attempt >= 3) {
                     throw e;
                 }
             }
