@@ -28,7 +28,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link LeasedIdempotencyStore} in a PostgreSQL table, shared by any number of consumers and processes.
+ * A {@link LeasedIdempotencyStore} in a database table, shared by any number of consumers and processes: PostgreSQL,
+ * MariaDB / MySQL, or H2 for tests ({@link JdbcDialect}, read from the first connection's metadata unless
+ * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB and H2 a claim is an upsert that
+ * decides plus a read-back, and a fenced confirm that lost the fast path and a batch are short transactions of a few
+ * statements, with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
  *
  * <pre>{@code
  * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
