@@ -13,6 +13,22 @@ public record MariaDbDatabase(MariaDbServer server, String name) implements Auto
         return server.jdbcUrl(name);
     }
 
+    /** @return a new unpooled DataSource on this database: one physical connection per {@code getConnection} */
+    public javax.sql.DataSource dataSource() {
+        try {
+            org.mariadb.jdbc.MariaDbDataSource ds = new org.mariadb.jdbc.MariaDbDataSource(jdbcUrl());
+            if (user() != null) {
+                ds.setUser(user());
+            }
+            if (password() != null) {
+                ds.setPassword(password());
+            }
+            return ds;
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("Cannot make a DataSource for " + jdbcUrl() + ": " + e.getMessage(), e);
+        }
+    }
+
     /** @return the user name */
     public String user() {
         return server.user();
