@@ -153,13 +153,18 @@ class JdbcStarterDialectsIT {
                 + "IFNULL(character_maximum_length, -1), ' ', IFNULL(datetime_precision, -1), ' nullable=', "
                 + "is_nullable, ' #', ordinal_position) FROM information_schema.columns "
                 + "WHERE table_name = 'acemq_idempotency' ORDER BY ordinal_position", String.class));
-        out.addAll(jdbc.queryForList("SELECT CONCAT('index ', i.index_name, ' ', c.ordinal_position, ' ', c.column_name,"
+        // the primary key's index has a generated name (PRIMARY_KEY_xx) that depends on what else the database holds
+        out.addAll(jdbc.queryForList("SELECT CONCAT('index ', CASE WHEN i.index_type_name = 'PRIMARY KEY' THEN "
+                + "'(primary key)' ELSE i.index_name END, ' ', c.ordinal_position, ' ', c.column_name,"
                 + " ' ', i.index_type_name) FROM information_schema.indexes i JOIN information_schema.index_columns c "
                 + "ON c.index_name = i.index_name AND c.table_name = i.table_name "
                 + "WHERE i.table_name = 'acemq_idempotency' ORDER BY i.index_name, c.ordinal_position",
                 String.class));
+        out.addAll(jdbc.queryForList("SELECT CONCAT('constraint ', constraint_name, ' ', constraint_type) "
+                + "FROM information_schema.table_constraints WHERE table_name = 'acemq_idempotency' "
+                + "ORDER BY constraint_name", String.class));
         out.addAll(jdbc.queryForList("SELECT CONCAT('check ', constraint_name, ' ', check_clause) "
-                + "FROM information_schema.check_constraints WHERE constraint_name LIKE 'acemq_idempotency%' "
+                + "FROM information_schema.check_constraints WHERE constraint_name LIKE 'ACEMQ_IDEMPOTENCY%' "
                 + "ORDER BY constraint_name", String.class));
         return out;
     }
