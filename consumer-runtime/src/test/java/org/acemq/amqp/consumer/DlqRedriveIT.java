@@ -21,8 +21,7 @@ import org.acemq.amqp.testsupport.PostgresProvider;
 import org.acemq.amqp.testsupport.PostgresSchema;
 import org.apache.activemq.artemis.api.core.management.QueueControl;
 import org.apache.activemq.artemis.api.core.management.ResourceNames;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -40,22 +39,28 @@ class DlqRedriveIT extends ArtemisTestBase {
     private static final int MAX_ATTEMPTS = 3;
     private static final String QUEUE = "redrive-orders";
 
-    private static PostgresSchema schema;
-
-    @BeforeAll
-    static void startDatabase() {
-        schema = PostgresProvider.shared().newSchema("DlqRedriveIT");
+    /** The database the store is on, as the operator's tool reaches it. */
+    record Db(String jdbcUrl, String user, String password, javax.sql.DataSource dataSource, Runnable drop) {
     }
 
-    @AfterAll
-    static void dropDatabase() {
+    private Db schema;
+
+    /** @return a fresh database for the store: a schema on the test PostgreSQL here, a MariaDB database in a subclass */
+    Db openDatabase() {
+        PostgresSchema pg = PostgresProvider.shared().newSchema("DlqRedriveIT");
+        return new Db(pg.jdbcUrl(), pg.user(), pg.password(), pg.dataSource(), pg::close);
+    }
+
+    @AfterEach
+    void dropDatabase() {
         if (schema != null) {
-            schema.close();
+            schema.drop().run();
         }
     }
 
     @Test
     void aDeadLetteredMessageIsProcessedExactlyOnceAfterTheFixTheResetAndTheRetry() throws Exception {
+        schema = openDatabase();
         JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(schema.dataSource()).build();
         store.createSchema();
         String dlq = EmbeddedArtemis.deadLetterQueueName(QUEUE);
@@ -113,7 +118,7 @@ class DlqRedriveIT extends ArtemisTestBase {
         assertThat(broker.messageCount(dlq)).isZero();
     }
 
-    private static AmqpConsumer consumer(String name, JdbcIdempotencyStore store, MessageHandler handler) {
+    private AmqpConsumer consumer(String name, JdbcIdempotencyStore store, MessageHandler handler) {
         return E2e.consumer(broker, name).store(store)
                 .subscribe(Subscription.builder(QUEUE, handler).maxAttempts(MAX_ATTEMPTS)
                         .inProgressDelay(E2e.IN_PROGRESS_DELAY).build())
@@ -132,7 +137,7 @@ class DlqRedriveIT extends ArtemisTestBase {
     }
 
     /** Runs {@code java -cp … org.acemq.amqp.store.jdbc.JdbcStoreTool reset-attempts} as an operator would. */
-    private static ToolRun resetAttempts(String key) throws IOException, InterruptedException {
+    private ToolRun resetAttempts(String key) throws IOException, InterruptedException {
         String classpath = String.join(File.pathSeparator, System.getProperty("java.class.path"),
                 System.getProperty("jdk.module.path", ""));
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")

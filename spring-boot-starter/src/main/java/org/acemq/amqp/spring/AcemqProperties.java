@@ -505,7 +505,10 @@ public class AcemqProperties {
     public enum StoreType {
         /** {@code InMemoryIdempotencyStore}: per process, forgotten on restart. */
         MEMORY,
-        /** {@code JdbcIdempotencyStore} on PostgreSQL, on the application's DataSource. */
+        /**
+         * {@code JdbcIdempotencyStore} on the application's DataSource: PostgreSQL, MariaDB / MySQL or H2 (tests),
+         * read from the DataSource unless {@code acemq.store.jdbc.dialect} is set.
+         */
         JDBC
     }
 
@@ -595,6 +598,18 @@ public class AcemqProperties {
         private Duration purgeInterval = Duration.ofMinutes(1);
         /** Group commit of concurrent claims, confirms and releases. */
         private final GroupCommit groupCommit = new GroupCommit();
+        /** The database product (postgresql, mariadb, h2); default: read from the DataSource's connection. */
+        private org.acemq.amqp.store.jdbc.JdbcDialect dialect;
+
+        /** @return the database product, or null to read it from the DataSource's connection */
+        public org.acemq.amqp.store.jdbc.JdbcDialect getDialect() {
+            return dialect;
+        }
+
+        /** @param dialect the database product (postgresql, mariadb, h2), or null to read it from the DataSource */
+        public void setDialect(org.acemq.amqp.store.jdbc.JdbcDialect dialect) {
+            this.dialect = dialect;
+        }
 
         /** @return table name, "name" or "schema.name" (store default acemq_idempotency) */
         public String getTableName() {

@@ -2,10 +2,7 @@ package org.acemq.amqp.store.jdbc;
 
 import java.lang.reflect.Method;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -24,14 +21,18 @@ import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.store.jdbc.internal.BatchStatements;
 import org.acemq.amqp.store.jdbc.internal.JdbcGroupCommit;
-import org.acemq.amqp.store.jdbc.internal.PostgresBatchSql;
-import org.acemq.amqp.store.jdbc.internal.PostgresSql;
+import org.acemq.amqp.store.jdbc.internal.Dialects;
+import org.acemq.amqp.store.jdbc.internal.StoreDialect;
 import org.acemq.amqp.store.jdbc.internal.TableName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link LeasedIdempotencyStore} in a PostgreSQL table, shared by any number of consumers and processes.
+ * A {@link LeasedIdempotencyStore} in a database table, shared by any number of consumers and processes: PostgreSQL,
+ * MariaDB / MySQL, or H2 for tests ({@link JdbcDialect}, read from the first connection's metadata unless
+ * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB and H2 a claim is an upsert that
+ * decides plus a read-back, and a fenced confirm that lost the fast path and a batch are short transactions of a few
+ * statements, with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
  *
  * <pre>{@code
  * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
@@ -121,7 +122,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     private final UUID owner;
     private final int purgeBatchSize;
     private final Duration purgePause;
-    private final PostgresSql sql;
+    private volatile StoreDialect dialect;
+    private volatile JdbcDialect dialectKind;
     private final BatchStatements batches;
     private final BatchRunner batchRunner = new BatchRunner();
     private final JdbcGroupCommit groupCommit; // null when group commit is off
@@ -135,8 +137,21 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.owner = b.owner != null ? b.owner : UUID.randomUUID();
         this.purgeBatchSize = b.purgeBatchSize;
         this.purgePause = b.purgePause;
-        this.sql = new PostgresSql(table, lease, retention);
-        this.batches = new BatchStatements(new PostgresBatchSql(table, lease, retention), owner);
+        if (b.dialect != null) {
+            this.dialectKind = b.dialect;
+            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention);
+        }
+        this.batches = new BatchStatements(new BatchStatements.DialectSource() {
+            @Override
+            public StoreDialect on(Connection c) throws SQLException {
+                return sql(c);
+            }
+
+            @Override
+            public StoreDialect known() {
+                return dialect;
+            }
+        }, owner);
         this.groupCommitMaxInFlight = b.groupCommitMaxInFlight > 0 ? b.groupCommitMaxInFlight
                 : PoolSize.of(b.dataSource, DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT);
         this.groupCommit = b.groupCommitMaxBatch == 0 ? null
@@ -169,28 +184,29 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             requireNoCallerTransaction(c, autoCommit);
-            c.setAutoCommit(false);
-            try (Statement s = c.createStatement()) {
-                s.execute("SELECT pg_advisory_xact_lock(hashtext('acemq-idempotency-ddl " + table + "'))");
-                for (String ddl : sql.ddl) {
-                    s.execute(ddl);
-                }
-                c.commit();
-            } catch (SQLException | RuntimeException e) {
-                rollbackQuietly(c);
-                throw e;
-            } finally {
-                c.setAutoCommit(autoCommit);
-            }
+            sql(c).createSchema(c);
             LOG.debug("Schema for idempotency table {} is in place", table);
         } catch (SQLException e) {
             throw unavailable("createSchema", null, e);
         }
     }
 
-    /** @return the DDL {@link #createSchema()} runs, with the table name filled in, one statement per element */
+    /**
+     * @return the DDL {@link #createSchema()} runs, with the table name filled in, one statement per element; for the
+     *     {@linkplain #dialect() dialect}, which this may read from a connection
+     */
     public List<String> schemaStatements() {
-        return sql.ddl;
+        return sql().ddl();
+    }
+
+    /**
+     * @return the database product the store runs on: as {@linkplain Builder#dialect set}, else read once from a
+     *     connection's metadata (this call may take a connection to read it)
+     * @throws StoreUnavailableException if it must be read and the database cannot be reached
+     */
+    public JdbcDialect dialect() {
+        sql();
+        return dialectKind;
     }
 
     /**
@@ -205,12 +221,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be >= 1, but was " + batchSize);
         }
-        return run("purgeExpired", null, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.purgeBatch)) {
-                ps.setInt(1, batchSize);
-                return ps.executeUpdate();
-            }
-        });
+        return run("purgeExpired", null, c -> sql(c).purgeBatch(c, batchSize));
     }
 
     /**
@@ -272,11 +283,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     private void confirmNow(String messageId) {
         run("confirm", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.confirm)) {
-                ps.setString(1, messageId);
-                ps.setInt(2, 0);
-                return ps.executeUpdate();
-            }
+            sql(c).confirm(c, messageId, 0);
+            return null;
         });
     }
 
@@ -394,37 +402,22 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     @Override
     public boolean resetAttempts(String messageId) {
         MessageIds.requireValid(messageId);
-        return run("resetAttempts", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.resetAttempts)) {
-                ps.setString(1, messageId);
-                return ps.executeUpdate() == 1;
-            }
-        });
+        return run("resetAttempts", messageId, c -> sql(c).resetAttempts(c, messageId));
     }
 
     @Override
     public void release(String messageId) {
         MessageIds.requireValid(messageId);
         run("release", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.releaseOwned)) {
-                ps.setString(1, messageId);
-                ps.setObject(2, owner);
-                return ps.executeUpdate();
-            }
+            sql(c).releaseOwned(c, messageId, owner);
+            return null;
         });
     }
 
     @Override
     public boolean isConfirmed(String messageId) {
         MessageIds.requireValid(messageId);
-        return run("isConfirmed", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.isConfirmed)) {
-                ps.setString(1, messageId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next();
-                }
-            }
-        });
+        return run("isConfirmed", messageId, c -> sql(c).isConfirmed(c, messageId));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -462,18 +455,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private Claim acquireOn(Connection c, String messageId, String fingerprint) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
-            ps.setString(1, messageId);
-            ps.setObject(2, owner);
-            ps.setString(3, fingerprint);
-            ps.setString(4, messageId);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    return new Claim(messageId, ClaimResult.IN_PROGRESS, 0);
-                }
-                return new Claim(messageId, result(rs.getInt(1)), rs.getInt(2), rs.getString(3));
-            }
-        }
+        return sql(c).acquire(c, messageId, owner, fingerprint);
     }
 
     @Override
@@ -481,14 +463,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         if (!isOwnable(claim)) {
             return false;
         }
-        return run("renew", claim.messageId(), c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
-                ps.setString(1, claim.messageId());
-                ps.setObject(2, owner);
-                ps.setInt(3, claim.attempt());
-                return ps.executeUpdate() == 1;
-            }
-        });
+        return run("renew", claim.messageId(), c -> sql(c).renew(c, claim, owner));
     }
 
     @Override
@@ -503,35 +478,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private boolean confirmOn(Connection c, Claim claim) throws SQLException {
-        String messageId = claim.messageId();
-        if (claim.claimed()) {
-            // the common case first: the lease is still held (or this claim confirmed the id in a transaction)
-            try (PreparedStatement ps = c.prepareStatement(sql.confirmHeld)) {
-                ps.setString(1, messageId);
-                ps.setObject(2, owner);
-                ps.setInt(3, claim.attempt());
-                ps.setString(4, messageId);
-                ps.setObject(5, owner);
-                ps.setInt(6, claim.attempt());
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (rs.next() && (rs.getBoolean(1) || rs.getBoolean(2))) {
-                        return true;
-                    }
-                }
-            }
-        }
-        try (PreparedStatement ps = c.prepareStatement(sql.confirmClaim)) {
-            ps.setObject(1, owner);
-            ps.setInt(2, claim.attempt());
-            ps.setObject(3, owner);
-            ps.setInt(4, claim.attempt());
-            ps.setString(5, messageId);
-            ps.setString(6, messageId);
-            ps.setInt(7, claim.attempt());
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getBoolean(1) && claim.claimed();
-            }
-        }
+        return sql(c).confirmClaim(c, claim, owner);
     }
 
     /** What {@link #confirmInTransaction} found. */
@@ -562,24 +509,11 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         if (connection.getAutoCommit()) {
             throw new IllegalStateException("confirmInTransaction needs a connection with auto-commit off");
         }
-        try (PreparedStatement ps = connection.prepareStatement(sql.confirmInTransaction)) {
-            ps.setObject(1, owner);
-            ps.setInt(2, claim.attempt());
-            ps.setString(3, messageId);
-            ps.setString(4, messageId);
-            ps.setObject(5, owner);
-            ps.setInt(6, claim.attempt());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("confirmInTransaction returned no row");
-                }
-                if (!rs.getBoolean(1)) {
-                    return TransactionalConfirm.ALREADY_CONFIRMED;
-                }
-                return rs.getBoolean(2) && claim.claimed() ? TransactionalConfirm.CONFIRMED
-                        : TransactionalConfirm.CONFIRMED_LEASE_LOST;
-            }
+        boolean[] wonHeld = sql(connection).confirmInTransaction(connection, claim, owner);
+        if (!wonHeld[0]) {
+            return TransactionalConfirm.ALREADY_CONFIRMED;
         }
+        return wonHeld[1] && claim.claimed() ? TransactionalConfirm.CONFIRMED : TransactionalConfirm.CONFIRMED_LEASE_LOST;
     }
 
     @Override
@@ -595,25 +529,13 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     }
 
     private boolean releaseOn(Connection c, Claim claim) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql.releaseClaim)) {
-            ps.setString(1, claim.messageId());
-            ps.setObject(2, owner);
-            ps.setInt(3, claim.attempt());
-            return ps.executeUpdate() == 1;
-        }
+        return sql(c).releaseClaim(c, claim, owner);
     }
 
     @Override
     public int attempts(String messageId) {
         MessageIds.requireValid(messageId);
-        return run("attempts", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.attempts)) {
-                ps.setString(1, messageId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? rs.getInt(1) : 0;
-                }
-            }
-        });
+        return run("attempts", messageId, c -> sql(c).attempts(c, messageId));
     }
 
     /** What the table holds for one id, for the operator's tool. */
@@ -624,20 +546,12 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     /** @return the id's row as the database sees it now, or null if there is none (never claimed, or purged) */
     Row describe(String messageId) {
         MessageIds.requireValid(messageId);
-        return run("describe", messageId, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.describe)) {
-                ps.setString(1, messageId);
-                try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? row(rs) : null;
-                }
-            }
-        });
+        return run("describe", messageId, c -> row(sql(c).describe(c, messageId)));
     }
 
-    private static Row row(ResultSet rs) throws SQLException {
-        return new Row(rs.getInt(1), rs.getInt(2), rs.getBoolean(3), rs.getBoolean(4),
-                rs.getObject(5, java.time.OffsetDateTime.class), rs.getObject(6, java.time.OffsetDateTime.class),
-                rs.getString(7));
+    private static Row row(StoreDialect.StoredRow r) {
+        return r == null ? null : new Row(r.state(), r.attempts(), r.live(), r.remembered(), r.leaseUntil(),
+                r.expiresAt(), r.fingerprint());
     }
 
     /**
@@ -651,15 +565,13 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     /** @return the row counts of every scope in the table, in the order of the escaped scopes (a full scan) */
     List<ScopeCount> scopes() {
         return run("scopes", null, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.scopes); ResultSet rs = ps.executeQuery()) {
-                List<ScopeCount> counts = new ArrayList<>();
-                while (rs.next()) {
-                    String escaped = rs.getString(1);
-                    counts.add(new ScopeCount(escaped == null ? null : MessageIds.scopeOf(escaped + "|"),
-                            rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6)));
-                }
-                return counts;
+            List<ScopeCount> counts = new ArrayList<>();
+            for (StoreDialect.ScopeRow r : sql(c).scopes(c)) {
+                String escaped = r.escapedScope();
+                counts.add(new ScopeCount(escaped == null ? null : MessageIds.scopeOf(escaped + "|"), r.rows(),
+                        r.confirmed(), r.live(), r.retryable(), r.forgotten()));
             }
+            return counts;
         });
     }
 
@@ -673,17 +585,9 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         String prefix = MessageIds.escapeScope(scope) + "|";
         String pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%";
         return run("keysOfScope", null, c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.keysOfScope)) {
-                ps.setString(1, pattern);
-                ps.setInt(2, limit);
-                Map<String, Row> rows = new LinkedHashMap<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.put(rs.getString(8), row(rs));
-                    }
-                }
-                return rows;
-            }
+            Map<String, Row> rows = new LinkedHashMap<>();
+            sql(c).keysLike(c, pattern, limit).forEach((key, r) -> rows.put(key, row(r)));
+            return rows;
         });
     }
 
@@ -722,7 +626,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     @Override
     public String toString() {
-        return "JdbcIdempotencyStore[table=" + table + ", lease=" + lease + ", retention=" + retention + ", owner="
+        return "JdbcIdempotencyStore[table=" + table + ", dialect=" + (dialectKind == null ? "unread" : dialectKind)
+                + ", lease=" + lease + ", retention=" + retention + ", owner="
                 + owner + ", groupCommit=" + (groupCommit == null ? "off" : "on, maxInFlight " + groupCommitMaxInFlight)
                 + "]";
     }
@@ -737,13 +642,30 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         return claim.claimed();
     }
 
-    private static ClaimResult result(int code) {
-        return switch (code) {
-            case PostgresSql.CLAIMED -> ClaimResult.CLAIMED;
-            case PostgresSql.ALREADY_CONFIRMED -> ClaimResult.ALREADY_CONFIRMED;
-            case PostgresSql.IN_PROGRESS -> ClaimResult.IN_PROGRESS;
-            default -> throw new IllegalStateException("Unexpected claim code " + code);
-        };
+    /** @return the dialect, read from a connection of the store's own the first time */
+    private StoreDialect sql() {
+        StoreDialect d = dialect;
+        if (d != null) {
+            return d;
+        }
+        return run("dialect", null, this::sql);
+    }
+
+    /** @return the dialect, read from {@code c}'s metadata the first time */
+    private StoreDialect sql(Connection c) throws SQLException {
+        StoreDialect d = dialect;
+        if (d != null) {
+            return d;
+        }
+        synchronized (this) {
+            if (dialect == null) {
+                JdbcDialect kind = JdbcDialect.ofProduct(c.getMetaData().getDatabaseProductName());
+                dialectKind = kind;
+                dialect = Dialects.create(kind.name(), table, lease, retention);
+                LOG.debug("Idempotency table {}: {} dialect, read from the connection", table, kind);
+            }
+            return dialect;
+        }
     }
 
     @FunctionalInterface
@@ -823,7 +745,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
      */
     private RuntimeException refusedIdOr(StoreUnavailableException failure, String operation, List<String> ids,
                                          ProbeCall<String> single) {
-        if (!BatchStatements.isDataError(failure)) {
+        if (!batches.isDataError(failure)) {
             return failure;
         }
         for (String id : new TreeSet<>(ids)) {
@@ -834,7 +756,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 try {
                     single.apply(c, id);
                 } catch (SQLException e) {
-                    if (BatchStatements.isDataError(e)) {
+                    if (batches.isDataError(e)) {
                         InvalidMessageIdException refused = refused(operation, id, e);
                         refused.addSuppressed(failure);
                         return refused;
@@ -872,7 +794,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
                 c.setAutoCommit(false);
             }
         } catch (SQLException e) {
-            if (messageId != null && BatchStatements.isDataError(e)) {
+            if (messageId != null && dialect != null && dialect.isRefusedKey(e)) {
                 throw refused(operation, messageId, e);
             }
             throw unavailable(operation, messageId, e);
@@ -890,14 +812,6 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         String id = messageId == null ? "" : "'" + MessageIds.printable(messageId) + "'";
         return new StoreUnavailableException("Idempotency store table " + table + ": " + operation + "(" + id
                 + ") failed [SQLState " + e.getSQLState() + "]: " + e.getMessage(), e);
-    }
-
-    private static void rollbackQuietly(Connection c) {
-        try {
-            c.rollback();
-        } catch (SQLException e) {
-            LOG.warn("Rollback after a failed createSchema failed too", e);
-        }
     }
 
     /**
@@ -973,6 +887,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
         private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
+        private JdbcDialect dialect;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource must not be null");
@@ -1090,6 +1005,16 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             }
             this.groupCommitMaxBatch = maxBatch;
             this.groupCommitMaxInFlight = maxInFlight;
+            return this;
+        }
+
+        /**
+         * @param dialect the database product, or null (the default) to read it from the first connection's
+         *     {@linkplain java.sql.DatabaseMetaData#getDatabaseProductName() metadata}
+         * @return this builder
+         */
+        public Builder dialect(JdbcDialect dialect) {
+            this.dialect = dialect;
             return this;
         }
 

@@ -12,7 +12,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link MessageHandler} whose database work and the store's confirm commit in <b>one PostgreSQL transaction</b>:
+ * A {@link MessageHandler} whose database work and the store's confirm commit in <b>one database transaction</b>
+ * (PostgreSQL, MariaDB / MySQL or H2, as the store's dialect):
  * exactly-once effects for handlers whose effects are rows in the same database as the store's table.
  *
  * <pre>{@code

@@ -114,7 +114,7 @@ public final class AcemqAutoConfiguration {
             DataSource ds = dataSource.getIfUnique();
             if (ds == null) {
                 throw new IllegalStateException("acemq.store.type=jdbc needs a DataSource bean (spring.datasource.* "
-                        + "with spring-boot-starter-jdbc and the PostgreSQL driver), but the application has "
+                        + "with spring-boot-starter-jdbc and the PostgreSQL, MariaDB or H2 driver), but the application has "
                         + (dataSource.stream().findAny().isPresent() ? "several and none is @Primary" : "none"));
             }
             AcemqProperties.Store p = properties.getStore();
@@ -124,6 +124,9 @@ public final class AcemqAutoConfiguration {
                 JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(ds);
                 if (jdbc.getTableName() != null) {
                     b.tableName(jdbc.getTableName());
+                }
+                if (jdbc.getDialect() != null) {
+                    b.dialect(jdbc.getDialect());
                 }
                 if (p.getLease() != null) {
                     b.lease(p.getLease());

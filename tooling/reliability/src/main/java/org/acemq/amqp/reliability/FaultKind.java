@@ -24,9 +24,9 @@ enum FaultKind {
     BROKER_DROP(null),
     /** The broker stops and starts again on the same port with its persistent journal. */
     BROKER_RESTART(null),
-    /** PostgreSQL stops and starts again (same data directory, same port). */
+    /** The database (PostgreSQL, or MariaDB with --database mariadb) stops and starts again, same data and port. */
     PG_RESTART(null),
-    /** PostgreSQL is unreachable for consumers for a while (the proxy closes and refuses connections). */
+    /** The database is unreachable for consumers for a while (the proxy closes and refuses connections). */
     PG_UNREACHABLE(null);
 
     final CrashPoint crashPoint;

@@ -32,6 +32,7 @@ import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
  *
  * <pre>
  * java -cp ... org.acemq.amqp.reliability.HarnessConsumer --id c1.0 --broker-port 5672 --jdbc-url jdbc:postgresql://...
+ *      (or jdbc:mariadb://... with --user root)
  *      [--user postgres] [--queue orders] [--mode separate|transactional] [--lease-ms 3000] [--concurrency 4]
  *      [--prefetch 50] [--handler-delay-ms 0] [--max-attempts 5] [--crash after-claim:orders|s:order-1,mid-handler:orders|s:order-9,...]
  * </pre>
@@ -210,8 +211,13 @@ public final class HarnessConsumer {
         config.setConnectionTimeout(2_000);
         config.setValidationTimeout(1_000);
         config.setInitializationFailTimeout(-1);
-        config.addDataSourceProperty("socketTimeout", "15");
-        config.addDataSourceProperty("connectTimeout", "2");
+        if (url.startsWith("jdbc:mariadb:")) { // MariaDB Connector/J counts in milliseconds
+            config.addDataSourceProperty("socketTimeout", "15000");
+            config.addDataSourceProperty("connectTimeout", "2000");
+        } else { // pgjdbc counts in seconds
+            config.addDataSourceProperty("socketTimeout", "15");
+            config.addDataSourceProperty("connectTimeout", "2");
+        }
         return new HikariDataSource(config);
     }
 

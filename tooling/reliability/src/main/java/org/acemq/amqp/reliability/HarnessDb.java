@@ -9,7 +9,7 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The harness's own tables, next to the idempotency store's table in one PostgreSQL schema.
+ * The harness's own tables, next to the idempotency store's table in one PostgreSQL schema (or MariaDB database).
  *
  * <ul>
  *   <li>{@code harness_effects}: one row per handler run that did its work (separate mode: an autocommit insert;
@@ -49,9 +49,41 @@ final class HarnessDb {
                         + " PRIMARY KEY (msg_key, reason))");
     }
 
+    /** The same tables on MariaDB: a database named like the PostgreSQL schema. */
+    static List<String> mariaDbDdl() {
+        String key = "VARCHAR(500) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL";
+        String at = "at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6)";
+        return List.of(
+                "DROP DATABASE IF EXISTS " + SCHEMA,
+                "CREATE DATABASE " + SCHEMA + " CHARACTER SET utf8mb4",
+                "CREATE TABLE " + SCHEMA + ".harness_effects (seq BIGINT AUTO_INCREMENT PRIMARY KEY, msg_key " + key
+                        + ", consumer VARCHAR(100) NOT NULL, attempt INT NOT NULL, " + at
+                        + ", KEY harness_effects_key (msg_key)) ENGINE = InnoDB",
+                "CREATE TABLE " + SCHEMA + ".harness_confirms (msg_key " + key + ", attempt INT NOT NULL,"
+                        + " consumer VARCHAR(100) NOT NULL, held BOOLEAN NOT NULL, " + at
+                        + ", PRIMARY KEY (msg_key, attempt)) ENGINE = InnoDB",
+                "CREATE TABLE " + SCHEMA + ".harness_crashes (msg_key " + key + ", point VARCHAR(100) NOT NULL,"
+                        + " consumer VARCHAR(100) NOT NULL, " + at + ", PRIMARY KEY (msg_key, point)) ENGINE = InnoDB",
+                "CREATE TABLE " + SCHEMA + ".harness_rejections (msg_key " + key + ", reason VARCHAR(200) NOT NULL,"
+                        + " consumer VARCHAR(100) NOT NULL, " + at + ", PRIMARY KEY (msg_key, reason))"
+                        + " ENGINE = InnoDB");
+    }
+
+    private static boolean mariaDb(Connection c) throws SQLException {
+        return c.getMetaData().getURL().startsWith("jdbc:mariadb:");
+    }
+
+    /** @return an insert that does nothing when the primary key exists, in the connection's dialect */
+    private static String insertOnce(Connection c, String table, String columns, String values) throws SQLException {
+        return mariaDb(c)
+                ? "INSERT IGNORE INTO " + SCHEMA + "." + table + " (" + columns + ") VALUES (" + values + ")"
+                : "INSERT INTO " + SCHEMA + "." + table + " (" + columns + ") VALUES (" + values
+                        + ") ON CONFLICT DO NOTHING";
+    }
+
     static void createSchema(DataSource ds) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            for (String sql : ddl()) {
+            for (String sql : mariaDb(c) ? mariaDbDdl() : ddl()) {
                 s.execute(sql);
             }
         }
@@ -69,8 +101,8 @@ final class HarnessDb {
 
     /** @return true if this call recorded the crash (so the caller must now crash), false if it had fired before */
     static boolean recordCrash(DataSource ds, String key, String point, String consumer) throws SQLException {
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + SCHEMA
-                + ".harness_crashes (msg_key, point, consumer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                insertOnce(c, "harness_crashes", "msg_key, point, consumer", "?, ?, ?"))) {
             ps.setString(1, key);
             ps.setString(2, point);
             ps.setString(3, consumer);
@@ -80,8 +112,8 @@ final class HarnessDb {
 
     static void recordConfirm(DataSource ds, String key, int attempt, String consumer, boolean held)
             throws SQLException {
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + SCHEMA
-                + ".harness_confirms (msg_key, attempt, consumer, held) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING")) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                insertOnce(c, "harness_confirms", "msg_key, attempt, consumer, held", "?, ?, ?, ?"))) {
             ps.setString(1, key);
             ps.setInt(2, attempt);
             ps.setString(3, consumer);
@@ -91,8 +123,8 @@ final class HarnessDb {
     }
 
     static void recordRejection(DataSource ds, String key, String reason, String consumer) throws SQLException {
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement("INSERT INTO " + SCHEMA
-                + ".harness_rejections (msg_key, reason, consumer) VALUES (?, ?, ?) ON CONFLICT DO NOTHING")) {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                insertOnce(c, "harness_rejections", "msg_key, reason, consumer", "?, ?, ?"))) {
             ps.setString(1, key);
             ps.setString(2, reason);
             ps.setString(3, consumer);

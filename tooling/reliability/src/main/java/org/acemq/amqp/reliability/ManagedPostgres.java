@@ -12,7 +12,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * {@code unshare -U}) on a fixed port over a data directory kept between starts, so a restart keeps every table.
  * Runs with fsync off (zonky's default): a restart is a clean shutdown, so nothing committed is lost.
  */
-final class ManagedPostgres implements AutoCloseable {
+final class ManagedPostgres implements ManagedDatabase {
 
     private final Path dataDirectory;
     private final int port;
@@ -23,7 +23,8 @@ final class ManagedPostgres implements AutoCloseable {
         this.port = port;
     }
 
-    synchronized ManagedPostgres start() {
+    @Override
+    public synchronized ManagedPostgres start() {
         if (pg != null) {
             return this;
         }
@@ -42,7 +43,8 @@ final class ManagedPostgres implements AutoCloseable {
         return this;
     }
 
-    synchronized void stop() {
+    @Override
+    public synchronized void stop() {
         if (pg != null) {
             try {
                 pg.close();
@@ -54,16 +56,27 @@ final class ManagedPostgres implements AutoCloseable {
         }
     }
 
-    void restart() {
-        stop();
-        start();
-    }
-
-    int port() {
+    @Override
+    public int port() {
         return port;
     }
 
-    static String jdbcUrl(int port) {
+    @Override
+    public String jdbcUrl(int port) {
+        return ManagedPostgres.url(port);
+    }
+
+    @Override
+    public String user() {
+        return "postgres";
+    }
+
+    @Override
+    public String product() {
+        return "PostgreSQL";
+    }
+
+    static String url(int port) {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
     }
 

@@ -72,7 +72,7 @@ public final class ReliabilityHarness {
     private final Set<String> deadIncarnations = ConcurrentHashMap.newKeySet();
     private final long startNanos = System.nanoTime();
 
-    private ManagedPostgres postgres;
+    private ManagedDatabase postgres; // the database server: PostgreSQL or MariaDB (Config.database)
     private TcpProxy proxy;
     private EmbeddedArtemis broker;
     private HikariDataSource db;
@@ -85,53 +85,62 @@ public final class ReliabilityHarness {
     /** What to run. */
     public record Config(int messages, int consumers, Set<FaultKind> faults, int repeats, String mode, long seed,
             long handlerDelayMs, long leaseMs, Duration timeout, Path workDir, double duplicateRatio,
-            double transientRatio, int poison) {
+            double transientRatio, int poison, String database) {
 
         /** The CI-sized defaults for {@code messages} unique messages. */
         public static Config defaults(int messages) {
             return new Config(messages, 3, EnumSet.allOf(FaultKind.class), Math.max(1, messages / 20_000),
                     "separate", 42L, 0, 3_000, Duration.ofMinutes(5), null, 0.05, 0.02,
-                    Math.max(4, messages / 500));
+                    Math.max(4, messages / 500), "postgresql");
         }
 
         public Config withMode(String m) {
             return new Config(messages, consumers, faults, repeats, m, seed, handlerDelayMs, leaseMs, timeout,
-                    workDir, duplicateRatio, transientRatio, poison);
+                    workDir, duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withFaults(Set<FaultKind> f, int r) {
             return new Config(messages, consumers, f, r, mode, seed, handlerDelayMs, leaseMs, timeout, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withConsumers(int c) {
             return new Config(messages, c, faults, repeats, mode, seed, handlerDelayMs, leaseMs, timeout, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withTimeout(Duration t) {
             return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, leaseMs, t, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withWorkDir(Path dir) {
             return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, leaseMs, timeout, dir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withHandlerDelayMs(long ms) {
             return new Config(messages, consumers, faults, repeats, mode, seed, ms, leaseMs, timeout, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
 
         public Config withSeed(long s) {
             return new Config(messages, consumers, faults, repeats, mode, s, handlerDelayMs, leaseMs, timeout, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
+        }
+
+        /** @param d {@code postgresql} (the default) or {@code mariadb}: the server the store and the harness use */
+        public Config withDatabase(String d) {
+            if (!d.equals("postgresql") && !d.equals("mariadb")) {
+                throw new IllegalArgumentException("--database must be postgresql or mariadb, was " + d);
+            }
+            return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, leaseMs, timeout, workDir,
+                    duplicateRatio, transientRatio, poison, d);
         }
 
         public Config withLeaseMs(long ms) {
             return new Config(messages, consumers, faults, repeats, mode, seed, handlerDelayMs, ms, timeout, workDir,
-                    duplicateRatio, transientRatio, poison);
+                    duplicateRatio, transientRatio, poison, database);
         }
     }
 
@@ -160,6 +169,7 @@ public final class ReliabilityHarness {
                 .withFaults(FaultKind.parse(o.getOrDefault("faults", "all")),
                         Integer.parseInt(o.getOrDefault("repeats", String.valueOf(c.repeats()))))
                 .withMode(o.getOrDefault("mode", "separate"))
+                .withDatabase(o.getOrDefault("database", "postgresql"))
                 .withSeed(Long.parseLong(o.getOrDefault("seed", "42")))
                 .withHandlerDelayMs(Long.parseLong(o.getOrDefault("handler-delay-ms", "0")))
                 .withLeaseMs(Long.parseLong(o.getOrDefault("lease-ms", "3000")))
@@ -185,13 +195,15 @@ public final class ReliabilityHarness {
         Workload workload = Workload.plan(config, random);
         note("work dir " + workDir + "; " + workload.describe());
         try {
-            postgres = new ManagedPostgres(workDir.resolve("pgdata"), freePort()).start();
+            postgres = (config.database().equals("mariadb")
+                    ? new ManagedMariaDb(workDir.resolve("mariadb"), freePort())
+                    : new ManagedPostgres(workDir.resolve("pgdata"), freePort())).start();
             proxy = new TcpProxy(postgres.port());
-            db = HarnessConsumer.pool(ManagedPostgres.jdbcUrl(postgres.port()), "postgres", "harness", 4);
+            db = HarnessConsumer.pool(postgres.jdbcUrl(postgres.port()), postgres.user(), "harness", 4);
             HarnessDb.createSchema(db);
             org.acemq.amqp.store.jdbc.JdbcIdempotencyStore.builder(db).tableName(HarnessDb.STORE_TABLE).build()
                     .createSchema();
-            note("PostgreSQL on port " + postgres.port() + ", consumers reach it through proxy port " + proxy.port());
+            note(postgres.product() + " on port " + postgres.port() + ", consumers reach it through proxy port " + proxy.port());
             broker = EmbeddedArtemis.builder()
                     .persistent(true)
                     .dataDirectory(workDir.resolve("broker"))
@@ -328,13 +340,13 @@ public final class ReliabilityHarness {
             case BROKER_RESTART -> restartBroker();
             case PG_RESTART -> {
                 postgres.restart();
-                note("PostgreSQL restarted");
+                note(postgres.product() + " restarted");
             }
             case PG_UNREACHABLE -> {
                 proxy.block();
                 Thread.sleep(3_000);
                 proxy.unblock();
-                note("PostgreSQL reachable again");
+                note(postgres.product() + " reachable again");
             }
             default -> throw new IllegalArgumentException(fault + " is not a timed fault");
         }
@@ -517,7 +529,8 @@ public final class ReliabilityHarness {
                     HarnessConsumer.class.getName(),
                     "--id", currentId,
                     "--broker-port", String.valueOf(broker.port()),
-                    "--jdbc-url", ManagedPostgres.jdbcUrl(proxy.port()),
+                    "--jdbc-url", postgres.jdbcUrl(proxy.port()),
+                    "--user", postgres.user(),
                     "--queue", QUEUE,
                     "--mode", config.mode(),
                     "--lease-ms", String.valueOf(config.leaseMs()),

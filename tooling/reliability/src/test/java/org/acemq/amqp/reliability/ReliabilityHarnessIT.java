@@ -46,9 +46,15 @@ class ReliabilityHarnessIT {
         assertThat(result.effectRows()).as("effect rows").isEqualTo(result.messages() - result.poison());
     }
 
+    /** @return the store's database: {@code postgresql} here, {@code mariadb} in {@link ReliabilityHarnessMariaDbIT} */
+    String database() {
+        return "postgresql";
+    }
+
     private Result run(String mode) throws Exception {
         Result result = new ReliabilityHarness(ReliabilityHarness.Config.defaults(MESSAGES)
                 .withMode(mode)
+                .withDatabase(database())
                 .withConsumers(3)
                 .withFaults(EnumSet.allOf(FaultKind.class), 1)
                 .withTimeout(Duration.ofMinutes(3))

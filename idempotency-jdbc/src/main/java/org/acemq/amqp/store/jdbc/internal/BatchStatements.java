@@ -1,7 +1,5 @@
 package org.acemq.amqp.store.jdbc.internal;
 
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -17,8 +15,8 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.StoreUnavailableException;
 
 /**
- * Runs the array statements of {@link PostgresBatchSql} for a list of requests, one statement (one transaction, one
- * commit) per list, and answers every request exactly as the single-id statement would have answered it had the
+ * Runs the batch statements of the store's {@link StoreDialect} (on PostgreSQL the array statements of
+ * {@link PostgresBatchSql}) for a list of requests, one transaction and one commit per list, and answers every request exactly as the single-id statement would have answered it had the
  * requests run one after the other, in list order, in that transaction. Used by the group commit (requests of many
  * callers, see {@link JdbcGroupCommit}) and by the store's own batch calls ({@code acquireAll}, {@code confirmAll},
  * {@code releaseAll}: one caller's requests).
@@ -36,8 +34,8 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *       gets true and the others false; stale claims get false.</li>
  * </ul>
  *
- * <p>A statement that PostgreSQL aborted as a deadlock victim (40P01) or a serialization failure (40001) had no
- * effect and is run again, up to {@value #RETRIES} times. Any other failure is thrown as the
+ * <p>A statement that the database aborted as a deadlock victim or a serialization failure (PostgreSQL 40P01 or 40001,
+ * MariaDB 1213 or 1205 (lock wait timeout), H2 40001) had no effect and is run again, up to {@value #RETRIES} times. Any other failure is thrown as the
  * {@link StoreUnavailableException} of the {@link Runner}, with the {@link SQLException} as its cause; nothing was
  * written.
  */
@@ -58,15 +56,28 @@ public final class BatchStatements {
         <T> T run(String operation, JdbcGroupCommit.SqlCall<T> call);
     }
 
-    private final PostgresBatchSql sql;
+    /** The store's dialect, read from the connection the first time. */
+    public interface DialectSource {
+        /**
+         * @param c a connection of the store's own
+         * @return the dialect, read from {@code c}'s metadata if not known yet
+         * @throws SQLException if reading it fails
+         */
+        StoreDialect on(java.sql.Connection c) throws SQLException;
+
+        /** @return the dialect, or null if no connection has told it yet */
+        StoreDialect known();
+    }
+
+    private final DialectSource dialect;
     private final UUID owner;
 
     /**
-     * @param sql the array statements
+     * @param dialect the store's dialect
      * @param owner the store's owner id
      */
-    public BatchStatements(PostgresBatchSql sql, UUID owner) {
-        this.sql = sql;
+    public BatchStatements(DialectSource dialect, UUID owner) {
+        this.dialect = dialect;
         this.owner = owner;
     }
 
@@ -89,21 +100,8 @@ public final class BatchStatements {
         for (int i = 0; i < distinct.length; i++) {
             prints[i] = firstPrint.get(distinct[i]);
         }
-        Map<String, Claim> found = execute(runner, "acquire", c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.acquire)) {
-                ps.setArray(1, c.createArrayOf("text", distinct));
-                ps.setArray(2, c.createArrayOf("text", prints));
-                ps.setObject(3, owner);
-                Map<String, Claim> rows = new HashMap<>(distinct.length * 2);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        String id = rs.getString(1);
-                        rows.put(id, new Claim(id, result(rs.getInt(2)), rs.getInt(3), rs.getString(4)));
-                    }
-                }
-                return rows;
-            }
-        });
+        Map<String, Claim> found = execute(runner, "acquire",
+                c -> dialect.on(c).acquireAll(c, distinct, prints, owner));
         Claim[] answers = new Claim[ids.size()];
         Map<String, Claim> first = new HashMap<>(distinct.length * 2);
         for (int i = 0; i < answers.length; i++) {
@@ -129,10 +127,8 @@ public final class BatchStatements {
     public void confirmIds(Runner runner, List<String> ids) {
         String[] distinct = ids.stream().distinct().sorted().toArray(String[]::new);
         execute(runner, "confirm", c -> {
-            try (PreparedStatement ps = c.prepareStatement(sql.confirmIds)) {
-                ps.setArray(1, c.createArrayOf("text", distinct));
-                return ps.executeUpdate();
-            }
+            dialect.on(c).confirmAll(c, distinct);
+            return null;
         });
     }
 
@@ -146,8 +142,8 @@ public final class BatchStatements {
         for (int i = 0; i < claims.size(); i++) {
             firstById.putIfAbsent(claims.get(i).messageId(), i);
         }
-        Set<String> held = runClaimArrays(runner, "confirm", claims, firstById.values(), sql.confirmClaims, 4,
-                rs -> rs.getString(1));
+        Set<String> held = runClaimArrays(runner, "confirm", claims, firstById.values(),
+                (c, ids, attempts) -> dialect.on(c).confirmClaims(c, ids, attempts, owner));
         boolean[] answers = new boolean[claims.size()];
         for (int i = 0; i < answers.length; i++) {
             Claim claim = claims.get(i);
@@ -166,8 +162,8 @@ public final class BatchStatements {
         for (int i = 0; i < claims.size(); i++) {
             pairs.putIfAbsent(lease(claims.get(i)), i);
         }
-        Set<String> released = runClaimArrays(runner, "release", claims, pairs.values(), sql.releaseClaims, 3,
-                rs -> rs.getInt(2) + ":" + rs.getString(1));
+        Set<String> released = runClaimArrays(runner, "release", claims, pairs.values(),
+                (c, ids, attempts) -> dialect.on(c).releaseClaims(c, ids, attempts, owner));
         boolean[] answers = new boolean[claims.size()];
         for (int i = 0; i < answers.length; i++) {
             String key = lease(claims.get(i));
@@ -182,38 +178,36 @@ public final class BatchStatements {
 
     /**
      * @param failure a failure of one of these statements
-     * @return whether PostgreSQL refused the data of the statement (SQLState class 22: a value it cannot hold, such
-     *     as a character the database encoding lacks, or an id too long for a narrowed column), as opposed to the
-     *     database being unreachable or failing
+     * @return whether the database refused the data of the statement (a key it cannot hold: on PostgreSQL SQLState
+     *     class 22, see {@link StoreDialect#isRefusedKey}), as opposed to the database being unreachable or failing
      */
-    public static boolean isDataError(StoreUnavailableException failure) {
+    public boolean isDataError(StoreUnavailableException failure) {
         return failure.getCause() instanceof SQLException s && isDataError(s);
     }
 
     /**
      * @param e an exception from the driver
-     * @return whether its SQLState is of class 22 (data exception)
+     * @return whether the store's dialect counts it as a refused key
      */
-    public static boolean isDataError(SQLException e) {
-        return e.getSQLState() != null && e.getSQLState().startsWith("22");
+    public boolean isDataError(SQLException e) {
+        StoreDialect d = dialect.known();
+        return d != null && d.isRefusedKey(e);
     }
 
     // ------------------------------------------------------------------------------------------------ plumbing
 
-    /** Reads the key of one result row. */
+    /** A batch statement over (ids[], attempts[]) returning row keys. */
     @FunctionalInterface
-    private interface RowKey {
-        String of(ResultSet row) throws SQLException;
+    private interface ClaimArrays {
+        Set<String> run(java.sql.Connection c, String[] ids, Integer[] attempts) throws SQLException;
     }
 
     /**
-     * Runs a statement over the claims at {@code indexes} (sorted by id, so locks are taken in id order) with the
-     * parameters (ids[], attempts[], then the owner as parameters 3 to {@code ownerParameters}), and returns the keys
-     * of the rows it returned.
+     * Runs a statement over the claims at {@code indexes} (sorted by id, so locks are taken in id order) and returns
+     * the keys it returned.
      */
     private Set<String> runClaimArrays(Runner runner, String operation, List<Claim> claims,
-                                       Iterable<Integer> indexes, String statement, int ownerParameters,
-                                       RowKey rowKey) {
+                                       Iterable<Integer> indexes, ClaimArrays statement) {
         List<Claim> sorted = new ArrayList<>();
         for (int i : indexes) {
             sorted.add(claims.get(i));
@@ -225,26 +219,11 @@ public final class BatchStatements {
             ids[i] = sorted.get(i).messageId();
             attempts[i] = sorted.get(i).attempt();
         }
-        return execute(runner, operation, c -> {
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
-                ps.setArray(1, c.createArrayOf("text", ids));
-                ps.setArray(2, c.createArrayOf("int4", attempts));
-                for (int i = 3; i <= ownerParameters; i++) {
-                    ps.setObject(i, owner);
-                }
-                Set<String> rows = new HashSet<>();
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) {
-                        rows.add(rowKey.of(rs));
-                    }
-                }
-                return rows;
-            }
-        });
+        return execute(runner, operation, c -> statement.run(c, ids, attempts));
     }
 
-    /** Runs one statement, running it again when PostgreSQL aborted it as a deadlock victim. */
-    private static <T> T execute(Runner runner, String operation, JdbcGroupCommit.SqlCall<T> call) {
+    /** Runs one statement (or transaction), running it again when the database aborted it as a deadlock victim. */
+    private <T> T execute(Runner runner, String operation, JdbcGroupCommit.SqlCall<T> call) {
         for (int attempt = 0;; attempt++) {
             try {
                 return runner.run(operation, call);
@@ -257,16 +236,8 @@ public final class BatchStatements {
         }
     }
 
-    private static boolean retryable(SQLException e) {
-        return "40P01".equals(e.getSQLState()) || "40001".equals(e.getSQLState());
-    }
-
-    static ClaimResult result(int code) {
-        return switch (code) {
-            case PostgresSql.CLAIMED -> ClaimResult.CLAIMED;
-            case PostgresSql.ALREADY_CONFIRMED -> ClaimResult.ALREADY_CONFIRMED;
-            case PostgresSql.IN_PROGRESS -> ClaimResult.IN_PROGRESS;
-            default -> throw new IllegalStateException("Unexpected claim code " + code);
-        };
+    private boolean retryable(SQLException e) {
+        StoreDialect d = dialect.known();
+        return d != null && d.isRetryable(e);
     }
 }

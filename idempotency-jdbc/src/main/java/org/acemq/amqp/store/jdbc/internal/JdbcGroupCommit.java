@@ -231,7 +231,7 @@ public final class JdbcGroupCommit {
      */
     private <Q extends NamedRequest<?>> void failOrSplit(String operation, List<Q> batch,
                                                           StoreUnavailableException e, Consumer<Q> alone) {
-        if (BatchStatements.isDataError(e)) {
+        if (statements.isDataError(e)) {
             for (Q r : batch) {
                 try {
                     alone.accept(r);

@@ -48,6 +48,14 @@ public record TableName(String schema, String name) {
         return schema == null ? '"' + name + '"' : '"' + schema + "\".\"" + name + '"';
     }
 
+    /**
+     * @param quote the dialect's identifier quote, {@code "} or {@code `}
+     * @return the name as SQL with that quote
+     */
+    public String sql(char quote) {
+        return schema == null ? quote + name + quote : "" + quote + schema + quote + '.' + quote + name + quote;
+    }
+
     @Override
     public String toString() {
         return schema == null ? name : schema + "." + name;

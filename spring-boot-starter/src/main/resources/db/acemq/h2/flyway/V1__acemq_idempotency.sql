@@ -1,0 +1,19 @@
+-- AceMQ consumer: the JDBC idempotency store's table on H2 2.x (for tests, not production), for test set-ups whose
+-- schema is made by Flyway. The same table as JdbcIdempotencyStore's H2 dialect creates
+-- (/org/acemq/amqp/store/jdbc/h2.sql) for the default table name acemq_idempotency, quoted as the store quotes it
+-- (H2 would make an unquoted name upper case); the starter's tests compare them.
+-- Later schema changes come as V2, V3, ... in this location. Run it with a history table of its own.
+CREATE TABLE IF NOT EXISTS "acemq_idempotency" (
+    id          VARCHAR(512)                NOT NULL,
+    state       SMALLINT                    NOT NULL,
+    owner       UUID,
+    attempts    INTEGER                     NOT NULL,
+    lease_until TIMESTAMP(6) WITH TIME ZONE,
+    expires_at  TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    fingerprint VARCHAR(128),
+    claim_token BINARY(16),
+    CONSTRAINT acemq_idempotency_pkey PRIMARY KEY (id),
+    CONSTRAINT acemq_idempotency_state_check CHECK (state IN (0, 1, 2))
+);
+
+CREATE INDEX IF NOT EXISTS acemq_idempotency_expires_at_idx ON "acemq_idempotency" (expires_at);
