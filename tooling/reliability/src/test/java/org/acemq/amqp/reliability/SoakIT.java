@@ -1,0 +1,54 @@
+package org.acemq.amqp.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shortened soak ({@link Soak}), once per broker: {@value #MESSAGES} unique messages (with re-published
+ * duplicates and poison) through two consumer JVMs on the JDBC store, while the broker restarts, every consumer
+ * connection is cut, a consumer is killed with SIGKILL and PostgreSQL restarts. Asserts the verdict (0 lost, no
+ * duplicate beyond what the separate mode allows, every resource within its bound from the first to the last window)
+ * and that the report and its plots were written. The 1,000,000-message run is documented in docs/reliability.md.
+ * RabbitMQ comes from {@code RabbitMqProvider} (the Debian package rabbitmq-server here); without one the test fails
+ * and says how to provide one.
+ */
+class SoakIT {
+
+    private static final int MESSAGES = 20_000;
+
+    @TempDir
+    Path out;
+
+    @Test
+    void artemisStaysWithinBounds() throws Exception {
+        assertPasses(Soak.run(Soak.Options.defaults("artemis", MESSAGES, out), "SoakIT artemis"));
+    }
+
+    @Test
+    void rabbitMqStaysWithinBounds() throws Exception {
+        assertPasses(Soak.run(Soak.Options.defaults("rabbitmq", MESSAGES, out), "SoakIT rabbitmq"));
+    }
+
+    private static void assertPasses(Soak.Report report) throws Exception {
+        System.out.println(Files.readString(report.markdown()));
+        Result result = report.result();
+        assertThat(result.lost()).as("lost").isZero();
+        assertThat(result.duplicateConfirmed()).as("duplicate confirmed effects").isZero();
+        assertThat(result.poisonInDlq()).as("poison in the DLQ").isEqualTo(result.poison());
+        for (FaultKind kind : Soak.defaultFaults()) {
+            assertThat(result.faults().get(kind)).as("injected " + kind.label()).isPositive();
+        }
+        assertThat(report.bounds()).as("bounds checked").hasSize(6).allMatch(Soak.Bound::held);
+        assertThat(report.violations()).isEmpty();
+        assertThat(report.plots()).hasSize(8).allSatisfy(p -> {
+            assertThat(p).exists();
+            assertThat(Files.size(p)).isGreaterThan(1000);
+        });
+        assertThat(Files.readString(report.markdown())).contains("## Verdict: PASS");
+    }
+}
