@@ -76,8 +76,6 @@ public final class ReliabilityHarness {
     private HarnessBroker broker;
     private String brokerKind = "artemis";
     private long sampleMs;
-    private final List<String> driverSamples = Collections.synchronizedList(new ArrayList<>());
-    private final List<String> faultEvents = Collections.synchronizedList(new ArrayList<>());
     private HikariDataSource db;
     private final List<ConsumerSlot> slots = new ArrayList<>();
     private volatile boolean stopping;
@@ -284,10 +282,6 @@ public final class ReliabilityHarness {
                     Duration.ofNanos(System.nanoTime() - startNanos), complete);
             note("done: " + (result.violations().isEmpty() ? "PASS" : "FAIL " + result.violations()));
             Files.write(workDir.resolve("harness.log"), new ArrayList<>(log));
-            if (sampleMs > 0) {
-                Files.write(workDir.resolve("driver-samples.csv"), new ArrayList<>(driverSamples));
-                Files.write(workDir.resolve("faults.csv"), new ArrayList<>(faultEvents));
-            }
             Files.writeString(workDir.resolve("result.txt"), result.table());
             return result;
         } finally {
@@ -337,7 +331,9 @@ public final class ReliabilityHarness {
     private void inject(FaultKind fault) throws Exception {
         long before = effectRows();
         note("inject " + fault.label() + " at progress " + before);
-        faultEvents.add(System.currentTimeMillis() + "," + before + "," + fault.label());
+        if (sampleMs > 0) {
+            appendLine("faults.csv", System.currentTimeMillis() + "," + before + "," + fault.label());
+        }
         switch (fault) {
             case KILL9 -> {
                 ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
@@ -478,6 +474,16 @@ public final class ReliabilityHarness {
         }
     }
 
+    /** Appends a line to a file in the work directory as it happens, so that a run cut short keeps its samples. */
+    private synchronized void appendLine(String file, String line) {
+        try {
+            Files.writeString(workDir.resolve(file), line + "\n", java.nio.charset.StandardCharsets.UTF_8,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            note("cannot write " + file + ": " + e);
+        }
+    }
+
     /** The driver's samples: {@code epoch ms, effect rows, store rows, queued} every sampling period. */
     private void sampleLoop() {
         while (!stopping) {
@@ -485,7 +491,7 @@ public final class ReliabilityHarness {
             long rows = storeRows();
             long queued = broker.queued();
             if (effects >= 0 && rows >= 0) {
-                driverSamples.add(System.currentTimeMillis() + "," + effects + "," + rows + ","
+                appendLine("driver-samples.csv", System.currentTimeMillis() + "," + effects + "," + rows + ","
                         + (queued == Long.MAX_VALUE ? -1 : queued));
             }
             try {

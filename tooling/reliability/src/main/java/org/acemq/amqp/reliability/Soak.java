@@ -138,7 +138,8 @@ public final class Soak {
             throws IOException {
         List<long[]> driver = readDriver(out.resolve("driver-samples.csv"));
         List<SoakChart.Marker> faults = new ArrayList<>();
-        for (String line : Files.readAllLines(out.resolve("faults.csv"))) {
+        Path faultFile = out.resolve("faults.csv");
+        for (String line : Files.exists(faultFile) ? Files.readAllLines(faultFile) : List.<String>of()) {
             String[] f = line.split(",");
             faults.add(new SoakChart.Marker(Double.parseDouble(f[1]), f[2]));
         }
