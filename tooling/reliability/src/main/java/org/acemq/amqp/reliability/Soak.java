@@ -40,7 +40,8 @@ import java.util.stream.Stream;
  * <p>The bounds, checked on the first and the last window of {@code N / 10} messages processed (100,000 of a
  * 1,000,000 run): every consumer's heap after a full GC, live threads and open file descriptors in the last window
  * at most the first window's maximum plus {@value #HEAP_SLACK_MIB} MiB, {@value #THREAD_SLACK} threads and
- * {@value #FD_SLACK} descriptors; open pooled connections never above the pools' configured maximum; the store
+ * {@value #FD_SLACK} descriptors; deliveries in hand ({@code acemq.consumer.inflight}) never above twice the
+ * prefetch; open pooled connections never above the pools' configured maximum; the store
  * table never above the number of unique message ids (duplicates add no row; the 24 h retention removes nothing
  * during a run) and at the end at least the non-poison ones. See docs/reliability.md, "Soak".
  */
@@ -50,6 +51,10 @@ public final class Soak {
     static final int HEAP_SLACK_MIB = 32;
     static final int THREAD_SLACK = 8;
     static final int FD_SLACK = 16;
+    /** The harness consumer's prefetch ({@link HarnessConsumer}'s default). */
+    static final int PREFETCH = 50;
+    /** The bound on deliveries in hand, by name (RabbitMQ 3 breaks it: see docs/reliability.md, "Findings"). */
+    static final String INFLIGHT_METRIC = "deliveries in hand (acemq.consumer.inflight), max per consumer (whole run)";
 
     /** What to run. */
     public record Options(String broker, int messages, int consumers, String mode, Path out, Set<FaultKind> faults,
@@ -179,13 +184,19 @@ public final class Soak {
         if (!rowsHeld) {
             violations.add("store table rows out of bounds: max " + fmt(rowsMax) + ", at the end " + fmt(rowsEnd));
         }
+        // deliveries in hand: the prefetch bounds them on a broker that keeps to link credit
+        double inflightAll = max(samples, Sample::inflight);
+        if (inflightAll >= 0) {
+            bound(bounds, violations, INFLIGHT_METRIC, max(first, Sample::inflight), inflightAll,
+                    2.0 * PREFETCH, "twice the prefetch " + PREFETCH);
+        }
         // duplicated effects the guarantee allows (separate mode): only attempts interrupted between effect and
         // confirm, each by a dead process or a store outage. A process holds at most its unsettled deliveries: the
         // prefetch (50) on a broker that keeps to link credit; RabbitMQ 3.x sends beyond it (rabbitmq-server#2597),
         // so the bound takes the largest in-flight count the consumers reported
         int deaths = result.faults().getOrDefault(FaultKind.KILL9, 0) + countDeaths(out);
         int outages = result.faults().getOrDefault(FaultKind.PG_RESTART, 0);
-        int prefetch = 50;
+        int prefetch = PREFETCH;
         long inHand = Math.max(prefetch, samples.stream().mapToLong(Sample::inflight).max().orElse(0));
         long allowed = options.mode().equals("transactional") ? 0
                 : (deaths + (long) outages * options.consumers()) * inHand;
