@@ -34,8 +34,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 
 /**
- * The reliability harness: consumers in separate JVMs ({@link HarnessConsumer}) share one queue on an Artemis broker
- * (in this JVM, persistent journal) and one PostgreSQL store (zonky embedded PostgreSQL behind a {@link TcpProxy}),
+ * The reliability harness: consumers in separate JVMs ({@link HarnessConsumer}) share one queue on a broker
+ * ({@link HarnessBroker}: Artemis in this JVM with a persistent journal, or RabbitMQ) and one PostgreSQL store (zonky embedded PostgreSQL behind a {@link TcpProxy}),
  * while the harness publishes a workload of unique messages, duplicates, transient failures and poison messages and
  * injects faults; at the end a checker reads the effects table and the broker's queues.
  *
