@@ -1,7 +1,8 @@
 package org.acemq.amqp.interop;
 
+import org.acemq.amqp.testinfra.Once;
 import java.util.List;
-import org.acemq.amqp.interop.rabbitmq.RabbitMqProvider;
+import org.acemq.amqp.testinfra.rabbitmq.RabbitMqProvider;
 import org.acemq.amqp.testsupport.ArtemisAddressSettings;
 
 /**

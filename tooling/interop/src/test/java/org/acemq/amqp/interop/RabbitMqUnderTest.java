@@ -7,13 +7,13 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.interop.rabbitmq.RabbitMq;
+import org.acemq.amqp.testinfra.rabbitmq.RabbitMq;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
 import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
 
 /**
- * The RabbitMQ of {@link org.acemq.amqp.interop.rabbitmq.RabbitMqProvider}, set up as an operator would for a
+ * The RabbitMQ of {@link org.acemq.amqp.testinfra.rabbitmq.RabbitMqProvider}, set up as an operator would for a
  * consumer: a durable classic queue declared beforehand, dead-lettering through a policy, the AMQP 1.0 address of
  * the queue ({@code /amq/queue/NAME} on 3.x, {@code /queues/NAME} on 4.x) for consumer and publisher alike.
  */

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.MessageHandler;
@@ -23,6 +24,7 @@ import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.micrometer.MicrometerObserver;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
 
@@ -35,7 +37,14 @@ import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
  *      (or jdbc:mariadb://... with --user root)
  *      [--user postgres] [--queue orders] [--mode separate|transactional] [--lease-ms 3000] [--concurrency 4]
  *      [--prefetch 50] [--handler-delay-ms 0] [--max-attempts 5] [--crash after-claim:orders|s:order-1,mid-handler:orders|s:order-9,...]
+ *      [--broker-host 127.0.0.1] [--address orders] [--amqp-user U --amqp-password P]
+ *      [--sample-file PATH --sample-ms 5000]
  * </pre>
+ *
+ * The key scope is always {@code orders} (so keys are {@code orders|s:<message-id>} whatever the address, e.g.
+ * RabbitMQ's {@code /amq/queue/NAME}). With {@code --sample-file} the process appends one line of its own figures
+ * every {@code --sample-ms} ({@link ConsumerSampler}: heap after a full GC, live threads, open file descriptors, each
+ * Hikari pool, the consumer's Micrometer meters) for the soak ({@link Soak}).
  *
  * The handler's work is one row in {@code harness_effects}. Message kinds (application property {@code kind}):
  * {@code normal}; {@code transient} (throws on attempt 1, succeeds later); {@code poison-permanent} (throws
@@ -67,6 +76,12 @@ public final class HarnessConsumer {
         long handlerDelayMs = Long.parseLong(opts.getOrDefault("handler-delay-ms", "0"));
         int maxAttempts = Integer.parseInt(opts.getOrDefault("max-attempts", "5"));
         Map<CrashPoint, Set<String>> crashes = parseCrashes(opts.getOrDefault("crash", ""));
+        String brokerHost = opts.getOrDefault("broker-host", "127.0.0.1");
+        String address = opts.getOrDefault("address", queue);
+        String amqpUser = opts.get("amqp-user");
+        String amqpPassword = opts.get("amqp-password");
+        String sampleFile = opts.get("sample-file");
+        long sampleMs = Long.parseLong(opts.getOrDefault("sample-ms", "5000"));
 
         HikariDataSource storePool = pool(jdbcUrl, user, "store-" + id, concurrency + 2);
         HikariDataSource effectsPool = pool(jdbcUrl, user, "effects-" + id, concurrency + 2);
@@ -87,9 +102,12 @@ public final class HarnessConsumer {
             default -> throw new IllegalArgumentException("--mode must be separate or transactional, was " + mode);
         };
 
-        ConsumerObserver observer = new ConsumerObserver() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerObserver meters = MicrometerObserver.of(registry);
+        ConsumerObserver observer = new MeteredObserver(meters) {
             @Override
             public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
+                super.settled(subscription, key, outcome, reason);
                 if (outcome == Outcome.ACCEPTED && reason == SettleReason.PROCESSED) {
                     FaultInjectingStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
                 } else if (outcome == Outcome.REJECTED && key != null) {
@@ -98,12 +116,16 @@ public final class HarnessConsumer {
             }
         };
 
-        ConnectionSettings connection = ConnectionSettings.builder("127.0.0.1", brokerPort)
+        ConnectionSettings.Builder connectionBuilder = ConnectionSettings.builder(brokerHost, brokerPort)
                 .reconnect(true)
-                .reconnectDelay(Duration.ofMillis(100), Duration.ofSeconds(1))
-                .build();
-        Subscription subscription = Subscription.builder(queue, handler)
+                .reconnectDelay(Duration.ofMillis(100), Duration.ofSeconds(1));
+        if (amqpUser != null) {
+            connectionBuilder.credentials(amqpUser, amqpPassword);
+        }
+        ConnectionSettings connection = connectionBuilder.build();
+        Subscription subscription = Subscription.builder(address, handler)
                 .name("orders")
+                .scope(queue)
                 .concurrency(concurrency)
                 .prefetch(prefetch)
                 .maxAttempts(maxAttempts)
@@ -118,9 +140,17 @@ public final class HarnessConsumer {
                 .storeRetryDelay(Duration.ofMillis(100), Duration.ofSeconds(1))
                 .shutdownTimeout(Duration.ofSeconds(10))
                 .start();
+        meters.bindTo(consumer);
+        ConsumerSampler sampler = sampleFile == null ? null
+                : ConsumerSampler.start(java.nio.file.Path.of(sampleFile), Duration.ofMillis(sampleMs), id, registry,
+                        txPool == null ? java.util.List.of(storePool, effectsPool)
+                                : java.util.List.of(storePool, effectsPool, txPool));
         CountDownLatch done = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             try {
+                if (sampler != null) {
+                    sampler.close();
+                }
                 consumer.close();
                 storePool.close();
                 effectsPool.close();

@@ -32,11 +32,10 @@ import java.util.function.BooleanSupplier;
 import com.zaxxer.hikari.HikariDataSource;
 
 import org.acemq.amqp.testsupport.AmqpTestClient;
-import org.acemq.amqp.testsupport.EmbeddedArtemis;
 
 /**
- * The reliability harness: consumers in separate JVMs ({@link HarnessConsumer}) share one queue on an Artemis broker
- * (in this JVM, persistent journal) and one PostgreSQL store (zonky embedded PostgreSQL behind a {@link TcpProxy}),
+ * The reliability harness: consumers in separate JVMs ({@link HarnessConsumer}) share one queue on a broker
+ * ({@link HarnessBroker}: Artemis in this JVM with a persistent journal, or RabbitMQ) and one PostgreSQL store (zonky embedded PostgreSQL behind a {@link TcpProxy}),
  * while the harness publishes a workload of unique messages, duplicates, transient failures and poison messages and
  * injects faults; at the end a checker reads the effects table and the broker's queues.
  *
@@ -49,7 +48,7 @@ import org.acemq.amqp.testsupport.EmbeddedArtemis;
  * {@code --faults all|none|kind,kind} (see {@link FaultKind}, labels like {@code kill9,pg-restart,crash-after-claim}),
  * {@code --repeats N} (times each fault kind is injected; default max(1, messages / 20000)),
  * {@code --mode separate|transactional}, {@code --seed N}, {@code --handler-delay-ms N}, {@code --lease-ms N},
- * {@code --timeout-s N}, {@code --work-dir DIR}. Exit code 0 when every check passes, 1 otherwise.
+ * {@code --timeout-s N}, {@code --work-dir DIR}, {@code --broker artemis|rabbitmq} ({@link HarnessBroker}). Exit code 0 when every check passes, 1 otherwise.
  */
 public final class ReliabilityHarness {
 
@@ -74,7 +73,9 @@ public final class ReliabilityHarness {
 
     private ManagedDatabase postgres; // the database server: PostgreSQL or MariaDB (Config.database)
     private TcpProxy proxy;
-    private EmbeddedArtemis broker;
+    private HarnessBroker broker;
+    private String brokerKind = "artemis";
+    private long sampleMs;
     private HikariDataSource db;
     private final List<ConsumerSlot> slots = new ArrayList<>();
     private volatile boolean stopping;
@@ -158,6 +159,34 @@ public final class ReliabilityHarness {
         }
     }
 
+    /**
+     * @param kind {@code artemis} (default) or {@code rabbitmq}; see {@link HarnessBroker}
+     * @return this
+     */
+    public ReliabilityHarness broker(String kind) {
+        this.brokerKind = kind;
+        return this;
+    }
+
+    /**
+     * Switches sampling on (for {@link Soak}): every consumer appends its own figures to
+     * {@code samples-<incarnation>.csv} every {@code period} ({@link ConsumerSampler}), and the harness writes
+     * {@code driver-samples.csv} (effect rows, store rows, queue depth) and {@code faults.csv} (each timed fault with
+     * the effect rows when it was injected) into the work directory.
+     *
+     * @param period the sampling period
+     * @return this
+     */
+    public ReliabilityHarness sampling(Duration period) {
+        this.sampleMs = period.toMillis();
+        return this;
+    }
+
+    /** @return the work directory (logs, samples, result) */
+    public Path workDir() {
+        return workDir;
+    }
+
     public static void main(String[] args) throws Exception {
         Map<String, String> o = new HashMap<>();
         for (int i = 0; i + 1 < args.length; i += 2) {
@@ -178,7 +207,7 @@ public final class ReliabilityHarness {
         if (o.containsKey("work-dir")) {
             c = c.withWorkDir(Path.of(o.get("work-dir")));
         }
-        Result result = new ReliabilityHarness(c).run();
+        Result result = new ReliabilityHarness(c).broker(o.getOrDefault("broker", "artemis")).run();
         System.out.println();
         System.out.println(result.table());
         System.out.println(result.violations().isEmpty() ? "RESULT: PASS" : "RESULT: FAIL " + result.violations());
@@ -204,18 +233,10 @@ public final class ReliabilityHarness {
             org.acemq.amqp.store.jdbc.JdbcIdempotencyStore.builder(db).tableName(HarnessDb.STORE_TABLE).build()
                     .createSchema();
             note(postgres.product() + " on port " + postgres.port() + ", consumers reach it through proxy port " + proxy.port());
-            broker = EmbeddedArtemis.builder()
-                    .persistent(true)
-                    .dataDirectory(workDir.resolve("broker"))
-                    .maxDeliveryAttempts(-1) // the runtime decides what is poison, with the store's attempt count
-                    .redeliveryDelay(Duration.ZERO)
-                    // the broker drops a silent (SIGSTOPped) consumer after 2 s, so its deliveries go to others
-                    .acceptorParameters("amqpIdleTimeout=2000")
-                    .build().start();
-            note("broker " + broker);
-            try (AmqpTestClient admin = AmqpTestClient.connect(broker)) {
-                admin.drain(QUEUE); // creates the queue
-            }
+            // RabbitMQ: a queue of this run's own, covered by the dead-letter policy (the key scope stays QUEUE)
+            broker = HarnessBroker.start(brokerKind, workDir, brokerKind.equals("artemis") ? QUEUE
+                    : "interop.soak." + Long.toHexString(System.nanoTime()));
+            note("broker " + broker + ", address " + broker.queueAddress());
             for (int i = 1; i <= config.consumers(); i++) {
                 ConsumerSlot slot = new ConsumerSlot(i, workload.crashSpec());
                 slots.add(slot);
@@ -226,6 +247,11 @@ public final class ReliabilityHarness {
             resumer.setDaemon(true);
             resumer.start();
             note("consumers started");
+            if (sampleMs > 0) {
+                Thread sampler = new Thread(this::sampleLoop, "driver-sampler");
+                sampler.setDaemon(true);
+                sampler.start();
+            }
 
             List<FaultKind> timedFaults = workload.timedFaults();
             List<List<AmqpTestClient.MessageSpec>> waves = workload.waves(timedFaults.size() + 1);
@@ -241,31 +267,27 @@ public final class ReliabilityHarness {
                     FaultKind fault = timedFaults.get(w);
                     int trigger = base + Math.max(1, (int) (waveUnique * (0.2 + 0.4 * random.nextDouble())));
                     awaitCondition("progress " + trigger + " before " + fault.label(), Duration.ofSeconds(60),
-                            () -> distinctEffects() >= trigger);
+                            () -> effectRows() >= trigger);
                     inject(fault);
                 }
             }
             note("published everything: " + published + " sends (" + publishRetries + " batch retries)");
 
             int expected = workload.nonPoisonIds().size();
-            String dlq = EmbeddedArtemis.deadLetterQueueName(QUEUE);
-            boolean complete = awaitStable(config.timeout(), () -> !selfPaused && distinctEffects() >= expected
-                    && brokerCount(dlq) >= workload.poisonIds().size()
-                    && brokerCount(QUEUE) == 0 && broker.deliveringCount(QUEUE) == 0);
+            boolean complete = awaitStable(config.timeout(), () -> !selfPaused && effectRows() >= expected
+                    && broker.deadLettered() >= workload.poisonIds().size()
+                    && broker.queued() == 0 && broker.delivering() == 0 && distinctEffects() >= expected);
             note(complete ? "workload complete" : "TIMED OUT waiting for the workload to complete");
-            long queuedBeforeStop = brokerCount(QUEUE);
-            long deliveringBeforeStop = broker.deliveringCount(QUEUE);
+            long queuedBeforeStop = broker.queued();
+            long deliveringBeforeStop = broker.delivering();
             stopping = true;
             for (ConsumerSlot s : slots) {
                 s.stop();
             }
             // whatever the consumers left unsettled is back in the queue now
             Thread.sleep(500);
-            long queuedAfterStop = brokerCount(QUEUE);
-            List<AmqpTestClient.ReceivedMessage> dead;
-            try (AmqpTestClient admin = AmqpTestClient.connect(broker)) {
-                dead = admin.drain(dlq);
-            }
+            long queuedAfterStop = broker.queued();
+            List<AmqpTestClient.ReceivedMessage> dead = broker.drainDeadLetters();
             note("DLQ message annotations (first): " + (dead.isEmpty() ? "none" : dead.get(0).annotations()));
             Result result = Checker.check(config, workload, db, dead, queuedBeforeStop, deliveringBeforeStop,
                     queuedAfterStop, injectedCounts(), deadIncarnations, published, publishRetries,
@@ -319,8 +341,11 @@ public final class ReliabilityHarness {
     // ------------------------------------------------------------------------------------------------ faults
 
     private void inject(FaultKind fault) throws Exception {
-        long before = distinctEffects();
+        long before = effectRows();
         note("inject " + fault.label() + " at progress " + before);
+        if (sampleMs > 0) {
+            appendLine("faults.csv", System.currentTimeMillis() + "," + before + "," + fault.label());
+        }
         switch (fault) {
             case KILL9 -> {
                 ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
@@ -336,7 +361,7 @@ public final class ReliabilityHarness {
                 slot.pausedByHarness = false;
                 note("resumed " + slot.currentId + " after " + pauseMs + " ms");
             }
-            case BROKER_DROP -> note("dropped " + broker.dropAllConnections() + " broker connections");
+            case BROKER_DROP -> note("dropped " + broker.cutConnections() + " broker connections");
             case BROKER_RESTART -> restartBroker();
             case PG_RESTART -> {
                 postgres.restart();
@@ -353,13 +378,10 @@ public final class ReliabilityHarness {
         injected.get(fault).incrementAndGet();
         // recovery: progress resumes (or there was nothing left to do)
         awaitCondition("progress after " + fault.label(), Duration.ofSeconds(60),
-                () -> distinctEffects() > before || brokerCount(QUEUE) == 0);
+                () -> effectRows() > before || broker.queued() == 0);
     }
 
-    /**
-     * Restarts the broker on the same port with its journal. {@link EmbeddedArtemis#restart()} first pauses the
-     * acceptor and drops every connection, which avoids a deadlock of Artemis 2.55.0's stop with consumers attached.
-     */
+    /** Restarts the broker on the same port with its data (see {@link HarnessBroker#restart()}). */
     private void restartBroker() {
         broker.restart();
         note("broker restarted");
@@ -406,8 +428,8 @@ public final class ReliabilityHarness {
         for (int from = 0; from < messages.size(); from += chunk) {
             List<AmqpTestClient.MessageSpec> part = messages.subList(from, Math.min(messages.size(), from + chunk));
             for (int attempt = 1; ; attempt++) {
-                try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port())) {
-                    client.send(QUEUE, part);
+                try (AmqpTestClient client = broker.client()) {
+                    client.send(broker.queueAddress(), part);
                     published += part.size();
                     break;
                 } catch (RuntimeException e) {
@@ -437,11 +459,58 @@ public final class ReliabilityHarness {
         }
     }
 
-    private long brokerCount(String queue) {
+    /**
+     * @return effect rows written so far (the effects table's sequence: cheap on a large table, unlike a count; it
+     *     also counts duplicate effects and, in transactional mode, inserts rolled back), or -1 while PostgreSQL is
+     *     unreachable
+     */
+    long effectRows() {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT coalesce(max(seq), 0) FROM " + HarnessDb.SCHEMA
+                     + ".harness_effects")) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            return -1;
+        }
+    }
+
+    /** @return rows in the idempotency store's table, or -1 while PostgreSQL is unreachable */
+    long storeRows() {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + HarnessDb.STORE_TABLE)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            return -1;
+        }
+    }
+
+    /** Appends a line to a file in the work directory as it happens, so that a run cut short keeps its samples. */
+    private synchronized void appendLine(String file, String line) {
         try {
-            return broker.messageCount(queue);
-        } catch (RuntimeException e) {
-            return Long.MAX_VALUE; // restarting
+            Files.writeString(workDir.resolve(file), line + "\n", java.nio.charset.StandardCharsets.UTF_8,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            note("cannot write " + file + ": " + e);
+        }
+    }
+
+    /** The driver's samples: {@code epoch ms, effect rows, store rows, queued} every sampling period. */
+    private void sampleLoop() {
+        while (!stopping) {
+            long effects = effectRows();
+            long rows = storeRows();
+            long queued = broker.queued();
+            if (effects >= 0 && rows >= 0) {
+                appendLine("driver-samples.csv", System.currentTimeMillis() + "," + effects + "," + rows + ","
+                        + (queued == Long.MAX_VALUE ? -1 : queued));
+            }
+            try {
+                Thread.sleep(sampleMs);
+            } catch (InterruptedException e) {
+                return;
+            }
         }
     }
 
@@ -469,11 +538,10 @@ public final class ReliabilityHarness {
             }
             if (System.nanoTime() - lastNote > Duration.ofSeconds(10).toNanos()) {
                 lastNote = System.nanoTime();
-                note("waiting: effects " + distinctEffects() + ", queue " + brokerCount(QUEUE) + " (delivering "
-                        + broker.deliveringCount(QUEUE) + "), DLQ "
-                        + brokerCount(EmbeddedArtemis.deadLetterQueueName(QUEUE)));
+                note("waiting: effect rows " + effectRows() + ", queue " + broker.queued() + " (delivering "
+                        + broker.delivering() + "), DLQ " + broker.deadLettered());
             }
-            Thread.sleep(100);
+            Thread.sleep(250);
         }
         return false;
     }
@@ -528,7 +596,9 @@ public final class ReliabilityHarness {
                     "-cp", System.getProperty("java.class.path"),
                     HarnessConsumer.class.getName(),
                     "--id", currentId,
-                    "--broker-port", String.valueOf(broker.port()),
+                    "--broker-host", broker.host(),
+                    "--broker-port", String.valueOf(broker.consumerPort()),
+                    "--address", broker.queueAddress(),
                     "--jdbc-url", postgres.jdbcUrl(proxy.port()),
                     "--user", postgres.user(),
                     "--queue", QUEUE,
@@ -536,6 +606,13 @@ public final class ReliabilityHarness {
                     "--lease-ms", String.valueOf(config.leaseMs()),
                     "--handler-delay-ms", String.valueOf(config.handlerDelayMs()),
                     "--max-attempts", String.valueOf(MAX_ATTEMPTS)));
+            if (broker.user() != null) {
+                cmd.addAll(List.of("--amqp-user", broker.user(), "--amqp-password", broker.password()));
+            }
+            if (sampleMs > 0) {
+                cmd.addAll(List.of("--sample-ms", String.valueOf(sampleMs), "--sample-file",
+                        workDir.resolve("samples-" + currentId + ".csv").toString()));
+            }
             if (!crashSpec.isEmpty()) {
                 cmd.add("--crash");
                 cmd.add(crashSpec);

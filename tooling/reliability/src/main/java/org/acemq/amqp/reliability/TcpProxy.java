@@ -11,22 +11,31 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A TCP forwarder in front of PostgreSQL, so the harness can make the database unreachable for consumers without
+ * A TCP forwarder in front of PostgreSQL (or a broker), so the harness can make it unreachable for consumers without
  * stopping it: {@link #block()} closes every forwarded connection and refuses new ones (accepted, then closed at
- * once) until {@link #unblock()}.
+ * once) until {@link #unblock()}; {@link #cut()} closes every forwarded connection and lets new ones in.
  */
 final class TcpProxy implements AutoCloseable {
 
     private final ServerSocket server;
+    private final String targetHost;
     private final int targetPort;
+    private final String name;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+    private final Set<Socket> clients = ConcurrentHashMap.newKeySet();
     private volatile boolean blocked;
     private volatile boolean closed;
 
     TcpProxy(int targetPort) throws IOException {
+        this("127.0.0.1", targetPort, "pg-proxy");
+    }
+
+    TcpProxy(String targetHost, int targetPort, String name) throws IOException {
+        this.targetHost = targetHost;
         this.targetPort = targetPort;
+        this.name = name;
         this.server = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
-        Thread acceptor = new Thread(this::acceptLoop, "pg-proxy-accept");
+        Thread acceptor = new Thread(this::acceptLoop, name + "-accept");
         acceptor.setDaemon(true);
         acceptor.start();
     }
@@ -40,6 +49,18 @@ final class TcpProxy implements AutoCloseable {
         for (Socket s : sockets) {
             closeQuietly(s);
         }
+    }
+
+    /** @return how many client connections were closed (new ones are let in) */
+    int cut() {
+        int n = 0;
+        for (Socket s : sockets) {
+            if (clients.contains(s)) {
+                n++;
+            }
+            closeQuietly(s);
+        }
+        return n;
     }
 
     void unblock() {
@@ -63,7 +84,7 @@ final class TcpProxy implements AutoCloseable {
             }
             Socket upstream = new Socket();
             try {
-                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 1000);
+                upstream.connect(new InetSocketAddress(targetHost, targetPort), 1000);
                 client.setTcpNoDelay(true);
                 upstream.setTcpNoDelay(true);
             } catch (IOException e) {
@@ -72,6 +93,7 @@ final class TcpProxy implements AutoCloseable {
                 continue;
             }
             sockets.add(client);
+            clients.add(client);
             sockets.add(upstream);
             pump(client, upstream);
             pump(upstream, client);
@@ -94,8 +116,10 @@ final class TcpProxy implements AutoCloseable {
                 closeQuietly(to);
                 sockets.remove(from);
                 sockets.remove(to);
+                clients.remove(from);
+                clients.remove(to);
             }
-        }, "pg-proxy-pump");
+        }, name + "-pump");
         t.setDaemon(true);
         t.start();
     }

@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop;
+package org.acemq.amqp.testinfra;
 
 import java.util.Objects;
 import java.util.function.Supplier;

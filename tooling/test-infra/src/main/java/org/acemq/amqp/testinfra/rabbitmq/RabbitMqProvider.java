@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop.rabbitmq;
+package org.acemq.amqp.testinfra.rabbitmq;
 
 import java.net.URI;
 import java.time.Duration;
@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.acemq.amqp.interop.Once;
+import org.acemq.amqp.testinfra.Once;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;

@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop.rabbitmq;
+package org.acemq.amqp.testinfra.rabbitmq;
 
 /**
  * No RabbitMQ could be found or started for the tests. The message says what was tried and how to provide one; the

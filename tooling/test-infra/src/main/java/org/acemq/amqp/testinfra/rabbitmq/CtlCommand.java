@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop.rabbitmq;
+package org.acemq.amqp.testinfra.rabbitmq;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

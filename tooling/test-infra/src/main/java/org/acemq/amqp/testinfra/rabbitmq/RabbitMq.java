@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop.rabbitmq;
+package org.acemq.amqp.testinfra.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;

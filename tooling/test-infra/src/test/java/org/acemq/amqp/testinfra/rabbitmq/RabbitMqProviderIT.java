@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop.rabbitmq;
+package org.acemq.amqp.testinfra.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
