@@ -212,6 +212,18 @@ public final class Soak {
             violations.add("duplicated effects " + result.extraEffects() + " above the allowed " + allowed);
         }
 
+        // nothing from a dead connection: no disposition attempted on a failed engine, no accept reported while down
+        long engineShutdown = countConsumerLogLines(out, "ENGINE_SHUTDOWN");
+        long acceptedWhileDown = countConsumerLogLines(out, MeteredObserver.ACCEPTED_WHILE_DOWN);
+        boolean deadHeld = engineShutdown == 0 && acceptedWhileDown == 0;
+        bounds.add(new Bound("deliveries of a lost connection (ENGINE_SHUTDOWN lines; accepted > 50 ms into an outage)",
+                "-",
+                engineShutdown + "; " + acceptedWhileDown, "0; 0", deadHeld));
+        if (!deadHeld) {
+            violations.add("deliveries of a lost connection were settled: " + engineShutdown + " ENGINE_SHUTDOWN lines, "
+                    + acceptedWhileDown + " accepted while the connection was down");
+        }
+
         List<Path> plots = plots(out, samples, driver, faults, window, end, heapFirst, thrFirst, fdFirst, poolMax,
                 result.messages());
         Path md = out.resolve("report.md");
@@ -227,6 +239,19 @@ public final class Soak {
         if (!held) {
             violations.add(metric + ": last window " + fmt(last) + " > " + fmt(limit) + " (" + rule + ")");
         }
+    }
+
+    /** @return how many lines of the consumer incarnations' logs contain {@code text} */
+    private static long countConsumerLogLines(Path out, String text) throws IOException {
+        long n = 0;
+        try (java.util.stream.Stream<Path> files = Files.list(out)) {
+            for (Path log : files.filter(p -> p.getFileName().toString().matches("consumer-.*\\.log")).toList()) {
+                try (java.util.stream.Stream<String> lines = Files.lines(log, java.nio.charset.StandardCharsets.UTF_8)) {
+                    n += lines.filter(l -> l.contains(text)).count();
+                }
+            }
+        }
+        return n;
     }
 
     /** @return consumer incarnations that died other than by the soak's SIGKILL (counted from the harness log) */
