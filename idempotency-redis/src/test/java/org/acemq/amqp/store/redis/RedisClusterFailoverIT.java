@@ -33,7 +33,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
  * key ends confirmed, the queue drains), and an effect can repeat only for keys in the slots of the killed master
  * (writes it acknowledged and had not yet replicated are lost with it; nothing else is).
  */
-@Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Timeout(value = 420, unit = TimeUnit.SECONDS)
 class RedisClusterFailoverIT {
 
     private static final String QUEUE = "redis-failover";
@@ -110,7 +110,7 @@ class RedisClusterFailoverIT {
             victimProcess.kill();
             killed.countDown();
 
-            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+            await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(100))
                     .until(() -> effects.distinct() == MESSAGES && broker.messageCount(QUEUE) == 0
                             && broker.deliveringCount(QUEUE) == 0);
 
