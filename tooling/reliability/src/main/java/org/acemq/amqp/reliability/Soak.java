@@ -212,16 +212,16 @@ public final class Soak {
             violations.add("duplicated effects " + result.extraEffects() + " above the allowed " + allowed);
         }
 
-        // nothing from a dead connection: no disposition attempted on a failed engine, no accept reported while down
+        // nothing from a dead connection: no accept reported while it is down. ENGINE_SHUTDOWN lines are reported, not
+        // bounded: a disposition handed to the live engine can still wait in a busy I/O thread's queue when the
+        // connection fails, and protonj2 then logs it (docs/reliability.md)
         long engineShutdown = countConsumerLogLines(out, "ENGINE_SHUTDOWN");
         long acceptedWhileDown = countConsumerLogLines(out, MeteredObserver.ACCEPTED_WHILE_DOWN);
-        boolean deadHeld = engineShutdown == 0 && acceptedWhileDown == 0;
-        bounds.add(new Bound("deliveries of a lost connection (ENGINE_SHUTDOWN lines; accepted > 50 ms into an outage)",
-                "-",
-                engineShutdown + "; " + acceptedWhileDown, "0; 0", deadHeld));
+        boolean deadHeld = acceptedWhileDown == 0;
+        bounds.add(new Bound("accepted > 50 ms into an outage (ENGINE_SHUTDOWN lines, reported only)", "-",
+                acceptedWhileDown + " (" + engineShutdown + ")", "0", deadHeld));
         if (!deadHeld) {
-            violations.add("deliveries of a lost connection were settled: " + engineShutdown + " ENGINE_SHUTDOWN lines, "
-                    + acceptedWhileDown + " accepted while the connection was down");
+            violations.add(acceptedWhileDown + " deliveries were reported accepted while the connection was down");
         }
 
         List<Path> plots = plots(out, samples, driver, faults, window, end, heapFirst, thrFirst, fdFirst, poolMax,
