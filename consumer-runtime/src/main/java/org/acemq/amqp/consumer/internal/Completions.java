@@ -63,7 +63,9 @@ final class Completions {
 
     /** Hands over a delivery without leading a store call now; {@link #drive()} must follow. */
     void push(Delivery d) {
-        ending.add(d);
+        if (d.nextBeatNanos != 0) {
+            ending.add(d); // only for the heartbeat: nothing to track where leases are not renewed
+        }
         Delivery head;
         do {
             head = pending.get();
