@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 import org.acemq.amqp.api.StoreUnavailableException;
 
 /**
@@ -47,7 +46,13 @@ public final class GroupCommit {
      */
     public static final int MAX_CONSECUTIVE_BATCHES = 8;
 
-    private final ReentrantLock lock = new ReentrantLock();
+    /**
+     * The group-commit lock, a monitor: a {@code ReentrantLock} (AQS) can leave a stray {@code unpark} permit with a
+     * thread that took the lock without parking after its predecessor had already chosen to wake it, and that permit
+     * would cut short the caller's next {@code LockSupport.park} (application code, after the store call returned).
+     * HotSpot monitors park on a separate event, never on the {@code LockSupport} permit.
+     */
+    private final Object lock = new Object();
     private final int maxBatch;
     private final int maxInFlight;
     private final List<Lane<?>> lanes = new ArrayList<>();
@@ -77,22 +82,16 @@ public final class GroupCommit {
      */
     public <Q extends Request<?>> Lane<Q> lane(String name, BatchExecutor<Q> executor) {
         Lane<Q> lane = new Lane<>(name, executor);
-        lock.lock();
-        try {
+        synchronized (lock) {
             lanes.add(lane);
-        } finally {
-            lock.unlock();
         }
         return lane;
     }
 
     /** @return how many batches execute right now (for tests and monitoring) */
     public int inFlight() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             return inFlight;
-        } finally {
-            lock.unlock();
         }
     }
 
@@ -253,8 +252,7 @@ public final class GroupCommit {
             }
             boolean interrupted = false;
             List<Q> batch = null;
-            lock.lock();
-            try {
+            synchronized (lock) {
                 q.seq = sequence++;
                 q.queued = true;
                 queue.addLast(q);
@@ -262,8 +260,6 @@ public final class GroupCommit {
                     inFlight++;
                     batch = drain();
                 }
-            } finally {
-                lock.unlock();
             }
             while (true) {
                 if (batch != null) {
@@ -273,8 +269,7 @@ public final class GroupCommit {
                 if (q.done && !q.lead) {
                     break; // answered, and not promoted: no need for the lock
                 }
-                lock.lock();
-                try {
+                synchronized (lock) {
                     if (q.lead) {
                         // promoted: lead the next batch of this lane (even if our own request was answered by
                         // another leader meanwhile, the slot we were given must be used or handed on)
@@ -300,8 +295,6 @@ public final class GroupCommit {
                         }
                         interrupted = true; // already in an executing batch: wait for its outcome
                     }
-                } finally {
-                    lock.unlock();
                 }
                 q.await();
             }
@@ -361,8 +354,7 @@ public final class GroupCommit {
         for (int run = 1;; run++) {
             lane.execute(batch);
             interrupted |= Thread.interrupted();
-            lock.lock();
-            try {
+            synchronized (lock) {
                 Lane<?> next = run < MAX_CONSECUTIVE_BATCHES ? oldestWaiting() : null;
                 if (next == null) {
                     handOff();
@@ -370,8 +362,6 @@ public final class GroupCommit {
                 }
                 lane = next;
                 batch = next.drain();
-            } finally {
-                lock.unlock();
             }
         }
     }
@@ -403,15 +393,12 @@ public final class GroupCommit {
 
     /** @return the number of queued requests (for tests) */
     public int queued() {
-        lock.lock();
-        try {
+        synchronized (lock) {
             int n = 0;
             for (Iterator<Lane<?>> it = lanes.iterator(); it.hasNext();) {
                 n += it.next().queue.size();
             }
             return n;
-        } finally {
-            lock.unlock();
         }
     }
 }
