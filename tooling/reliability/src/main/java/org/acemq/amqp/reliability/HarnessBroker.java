@@ -51,6 +51,15 @@ interface HarnessBroker extends AutoCloseable {
     /** @return messages in the dead-letter queue, or {@link Long#MAX_VALUE} while the broker cannot tell */
     long deadLettered();
 
+    /**
+     * @return whether the broker may drop a message it took back with {@code rejected} instead of dead-lettering it:
+     *     RabbitMQ 3 dead-letters from classic queues without publisher confirms (at most once), so a restart while
+     *     dead letters are being re-published loses some; Artemis moves them in its journal (never)
+     */
+    default boolean deadLettersAtMostOnce() {
+        return false;
+    }
+
     /** @return every dead-lettered message, taken and accepted */
     List<AmqpTestClient.ReceivedMessage> drainDeadLetters();
 
@@ -158,6 +167,7 @@ interface HarnessBroker extends AutoCloseable {
             this.proxy = new TcpProxy(broker.host(), broker.port(), "amqp-proxy");
         }
 
+        @Override public boolean deadLettersAtMostOnce() { return true; }
         @Override public String kind() { return "rabbitmq"; }
         @Override public String host() { return "127.0.0.1"; }
         @Override public int consumerPort() { return proxy.port(); }

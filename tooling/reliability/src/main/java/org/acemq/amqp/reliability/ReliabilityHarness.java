@@ -274,8 +274,12 @@ public final class ReliabilityHarness {
             note("published everything: " + published + " sends (" + publishRetries + " batch retries)");
 
             int expected = workload.nonPoisonIds().size();
+            int poisonCount = workload.poisonIds().size();
+            // every poison message dead-lettered; or, where the broker may drop dead letters (RabbitMQ 3), every one
+            // rejected by a consumer (with the queue empty, the broker took each rejection: the checker tells them)
             boolean complete = awaitStable(config.timeout(), () -> !selfPaused && effectRows() >= expected
-                    && broker.deadLettered() >= workload.poisonIds().size()
+                    && (broker.deadLettered() >= poisonCount
+                        || broker.deadLettersAtMostOnce() && rejectedKeys() >= poisonCount)
                     && broker.queued() == 0 && broker.delivering() == 0 && distinctEffects() >= expected);
             note(complete ? "workload complete" : "TIMED OUT waiting for the workload to complete");
             long queuedBeforeStop = broker.queued();
@@ -289,7 +293,8 @@ public final class ReliabilityHarness {
             long queuedAfterStop = broker.queued();
             List<AmqpTestClient.ReceivedMessage> dead = broker.drainDeadLetters();
             note("DLQ message annotations (first): " + (dead.isEmpty() ? "none" : dead.get(0).annotations()));
-            Result result = Checker.check(config, workload, db, dead, queuedBeforeStop, deliveringBeforeStop,
+            Result result = Checker.check(config, workload, db, dead, broker.deadLettersAtMostOnce(), queuedBeforeStop,
+                    deliveringBeforeStop,
                     queuedAfterStop, injectedCounts(), deadIncarnations, published, publishRetries,
                     Duration.ofNanos(System.nanoTime() - startNanos), complete);
             note("done: " + (result.violations().isEmpty() ? "PASS" : "FAIL " + result.violations()));
@@ -456,6 +461,18 @@ public final class ReliabilityHarness {
             return rs.getLong(1);
         } catch (SQLException e) {
             return -1; // PostgreSQL is restarting
+        }
+    }
+
+    /** @return distinct keys a consumer recorded a rejected settlement for, or -1 while PostgreSQL is unreachable */
+    private long rejectedKeys() {
+        try (Connection c = db.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(DISTINCT msg_key) FROM " + HarnessDb.SCHEMA
+                     + ".harness_rejections")) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            return -1;
         }
     }
 

@@ -12,12 +12,14 @@ import java.util.StringJoiner;
  * @param extraEffects effects beyond the first per message (separate mode)
  * @param extraByCause those extra effects by cause
  * @param duplicateConfirmed violations: two confirmed effects, an effect after the confirm, or two under one claim
+ * @param deadLettersDroppedByBroker poison a consumer rejected (the queue is empty: the broker took the rejection) that
+ *     is not in the dead-letter queue, on a broker that dead-letters at most once (RabbitMQ 3); 0 elsewhere
  * @param unsettled messages in the queue or being delivered at the end (before + after the consumers stopped)
  */
 public record Result(ReliabilityHarness.Config config, int messages, int published, int publishRetries,
         int republished, Map<FaultKind, Integer> faults, int lost, int effectRows, int keysWithDuplicates,
         int extraEffects, Map<String, Integer> extraByCause, int duplicateConfirmed, int deadLettered, int poison,
-        int poisonInDlq, int poisonWithReason, long unsettled, Duration duration, Map<String, Object> dlqAnnotations,
+        int poisonInDlq, int deadLettersDroppedByBroker, int poisonWithReason, long unsettled, Duration duration, Map<String, Object> dlqAnnotations,
         List<String> violations) {
 
     public boolean passed() {
@@ -50,6 +52,10 @@ public record Result(ReliabilityHarness.Config config, int messages, int publish
         row(sb, "duplicate confirmed effects", String.valueOf(duplicateConfirmed));
         row(sb, "dead-lettered", deadLettered + " (poison in DLQ " + poisonInDlq + "/" + poison
                 + ", with the expected reason " + poisonWithReason + "/" + poison + ")");
+        if (deadLettersDroppedByBroker > 0) {
+            row(sb, "poison rejected by a consumer and dropped by the broker's at-most-once dead-lettering",
+                    String.valueOf(deadLettersDroppedByBroker));
+        }
         row(sb, "unsettled at the end", String.valueOf(unsettled));
         row(sb, "duration", String.format(Locale.ROOT, "%.1f s", duration.toMillis() / 1000.0));
         row(sb, "verdict", violations.isEmpty() ? "PASS" : "FAIL " + violations);

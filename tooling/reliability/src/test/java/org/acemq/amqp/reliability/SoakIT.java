@@ -55,7 +55,9 @@ class SoakIT {
         Result result = report.result();
         assertThat(result.lost()).as("lost").isZero();
         assertThat(result.duplicateConfirmed()).as("duplicate confirmed effects").isZero();
-        assertThat(result.poisonInDlq()).as("poison in the DLQ").isEqualTo(result.poison());
+        // RabbitMQ 3 dead-letters at most once: a poison message a consumer rejected may be dropped by a broker restart
+        assertThat(result.poisonInDlq() + result.deadLettersDroppedByBroker()).as("poison in the DLQ, or rejected and "
+                + "dropped by the broker").isEqualTo(result.poison());
         for (FaultKind kind : Soak.defaultFaults()) {
             assertThat(result.faults().get(kind)).as("injected " + kind.label()).isPositive();
         }
