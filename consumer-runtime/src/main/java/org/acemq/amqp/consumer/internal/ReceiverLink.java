@@ -212,7 +212,9 @@ final class ReceiverLink {
      * a task of the runtime's own on the connection's I/O thread, which checks there, at the moment of writing, that
      * the engine and link are still alive: a connection that fails between this hand-over and the write (the I/O
      * thread can be busy for seconds) makes it drop the disposition, and {@code dropped} then runs on the control
-     * thread. Without hooks (the fallback) it is {@link #send}, through protonj2's client API.
+     * thread. Without hooks (the fallback) it is {@link #send}, through protonj2's client API. Writing on the engine
+     * delivery bypasses the session's transaction context, which is right here: a transactional subscription has a
+     * session of its own (session groups are refused with {@code TRANSACTIONAL}) and settles through {@link #send}.
      *
      * @param dropped runs once if a disposition handed over was dropped by the I/O thread; must not block
      * @return whether the disposition was handed to a live link
