@@ -92,6 +92,19 @@ public interface ConsumerObserver {
     }
 
     /**
+     * A delivery already reported {@link #settled(String, String, Outcome, SettleReason) settled} did not get its
+     * disposition after all: the outcome was handed to the connection's I/O thread, and the connection failed before
+     * that thread came to write it (a busy I/O thread can hold dispositions for seconds). The broker redelivers the
+     * message on the new connection, where the store recognises the copy. Always called after the delivery's
+     * {@code settled}, on a runtime thread, and never for transactional acknowledgement (whose outcomes count only
+     * once committed).
+     *
+     * @param subscription the subscription name
+     */
+    default void dispositionDropped(String subscription) {
+    }
+
+    /**
      * A handler returned or threw.
      *
      * @param subscription the subscription name

@@ -11,12 +11,6 @@ final class DirectSettlement implements Settlement {
 
     @Override
     public boolean settle(Delivery d, Verdict v) {
-        boolean sent = false;
-        try {
-            sent = d.link.send(d.amqp, v.outcome(), v.condition(), v.description());
-        } finally {
-            report.done(d, v.outcome(), v.reason(), sent);
-        }
-        return sent;
+        return report.settleDirect(d, v.outcome(), v.condition(), v.description(), v.reason());
     }
 }

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * installs, on the connection's I/O thread, handlers around protonj2's own ones (which run first): they report
  * aborts and arrivals to a {@link Listener}, count a drain's unused credit exactly, and write a flow for every link of
  * the session that still has credit when the window closes (or when protonj2 re-opened it for one link only). It also
- * grants credit and starts drains without blocking the caller.
+ * grants credit and starts drains without blocking the caller, and writes settled dispositions outside transactions
+ * as its own I/O-thread tasks, which drop a disposition whose connection failed while it waited in the I/O thread's
+ * queue ({@link Hooked#settle}) instead of handing it to a shut-down engine.
  *
  * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types (the jars are automatic modules, whose
  * packages are open). If anything is missing (another protonj2 version) {@link #available()} is false, that is logged
@@ -148,15 +150,55 @@ final class EngineHooks {
      * @return true if its connection's engine has failed or shut down; false if alive or unknown
      */
     static boolean connectionLost(org.apache.qpid.protonj2.client.Delivery delivery) {
-        if (ENGINE_DELIVERY == null || !CLIENT_DELIVERABLE.isInstance(delivery)) {
+        IncomingDelivery incoming = engineDelivery(delivery);
+        if (incoming == null) {
             return false;
         }
         try {
-            IncomingDelivery incoming = (IncomingDelivery) ENGINE_DELIVERY.getAcquire(delivery);
             org.apache.qpid.protonj2.engine.Engine engine = incoming.getLink().getEngine();
             return engine.isFailed() || engine.isShutdown();
         } catch (RuntimeException e) {
             return false;
+        }
+    }
+
+    /**
+     * @param delivery a delivery from a protonj2 receiver
+     * @return the engine delivery behind it, or null if it cannot be read (another protonj2 version or type)
+     */
+    static IncomingDelivery engineDelivery(org.apache.qpid.protonj2.client.Delivery delivery) {
+        if (ENGINE_DELIVERY == null || !CLIENT_DELIVERABLE.isInstance(delivery)) {
+            return null;
+        }
+        try {
+            return (IncomingDelivery) ENGINE_DELIVERY.getAcquire(delivery);
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whether a disposition for {@code delivery} can still be written: its engine has neither failed nor shut down,
+     * and its link, session and connection are open at both ends. Only meaningful on the connection's I/O thread, the
+     * one thread that changes these states (a transport error fails the engine there).
+     */
+    private static boolean writable(IncomingDelivery delivery) {
+        org.apache.qpid.protonj2.engine.Receiver link = delivery.getLink();
+        org.apache.qpid.protonj2.engine.Engine engine = link.getEngine();
+        if (engine.isFailed() || engine.isShutdown()) {
+            return false;
+        }
+        org.apache.qpid.protonj2.engine.Session session = link.getSession();
+        org.apache.qpid.protonj2.engine.Connection connection = link.getConnection();
+        return link.isLocallyOpen() && link.isRemotelyOpen() && session.isLocallyOpen() && session.isRemotelyOpen()
+                && connection.isLocallyOpen() && connection.isRemotelyOpen();
+    }
+
+    private static String linkName(IncomingDelivery delivery) {
+        try {
+            return delivery.getLink().getName();
+        } catch (RuntimeException e) {
+            return "?";
         }
     }
 
@@ -199,6 +241,16 @@ final class EngineHooks {
         return hooked;
     }
 
+    /** What became of a disposition handed to {@link Hooked#settle}. */
+    enum Handover {
+        /** Queued on the I/O thread, which writes it or drops it. */
+        QUEUED,
+        /** The I/O thread refused the task: nothing will be written. */
+        REFUSED,
+        /** The engine delivery cannot be read: settle through protonj2's client API instead. */
+        UNSUPPORTED
+    }
+
     /** The hooks of one link incarnation. Counters are confined to the I/O thread. */
     final class Hooked {
         private final Receiver receiver;
@@ -219,7 +271,8 @@ final class EngineHooks {
             return (org.apache.qpid.protonj2.engine.Receiver) protonReceiver.getVolatile(receiver);
         }
 
-        private void onIoThread(Runnable task) {
+        /** Runs {@code task} on the connection's I/O thread (a failure is logged at DEBUG); also for tests. */
+        void onIoThread(Runnable task) {
             io.execute(() -> {
                 try {
                     task.run();
@@ -237,6 +290,49 @@ final class EngineHooks {
                     engine.addCredit(credits);
                 }
             });
+        }
+
+        /**
+         * Settles a delivery of this receiver with {@code state}, as a task on the connection's I/O thread, and returns
+         * at once. The task first checks, there, that the delivery's engine and link are still alive: a connection
+         * that failed after the hand-over (protonj2 fails the engine on the I/O thread, so a saturated I/O thread can
+         * fail it while the task waits in its queue) makes the task drop the disposition, log it at DEBUG and run
+         * {@code dropped}, instead of letting the engine throw {@code EngineShutdownException}. This is what protonj2's
+         * {@code accept()} does outside a transaction (a settled disposition through the session's no-op transaction
+         * context), minus its credit top-up, which is off: the runtime opens receivers with credit window 0.
+         *
+         * @param delivery a delivery from this receiver
+         * @param state the outcome
+         * @param dropped runs on the I/O thread if the disposition was dropped there; must not block
+         * @return {@link Handover#QUEUED}; {@link Handover#REFUSED} if the I/O thread takes no more tasks (the
+         *     connection is closed); {@link Handover#UNSUPPORTED} if the engine delivery cannot be read (use the
+         *     client API)
+         */
+        Handover settle(org.apache.qpid.protonj2.client.Delivery delivery,
+                        org.apache.qpid.protonj2.types.transport.DeliveryState state, Runnable dropped) {
+            IncomingDelivery incoming = engineDelivery(delivery);
+            if (incoming == null) {
+                return Handover.UNSUPPORTED;
+            }
+            try {
+                io.execute(() -> {
+                    String why;
+                    try {
+                        if (writable(incoming)) {
+                            incoming.disposition(state, true);
+                            return;
+                        }
+                        why = "its connection or link was gone when the I/O thread came to write it";
+                    } catch (RuntimeException e) {
+                        why = Errors.describe(e);
+                    }
+                    LOG.debug("Disposition {} on link '{}' dropped: {}", state, linkName(incoming), why);
+                    dropped.run();
+                });
+                return Handover.QUEUED;
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return Handover.REFUSED;
+            }
         }
 
         /** Drains the link; the answer goes to {@link Listener#drained}. */

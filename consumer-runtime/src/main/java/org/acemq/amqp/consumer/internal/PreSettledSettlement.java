@@ -16,13 +16,15 @@ final class PreSettledSettlement implements Settlement {
 
     @Override
     public boolean settle(Delivery d, Verdict v) {
-        boolean sent = false;
+        boolean preSettled;
         try {
-            sent = preSettled(d) || d.link.send(d.amqp, v.outcome(), v.condition(), v.description());
-        } finally {
-            report.done(d, v.outcome(), v.reason(), sent);
+            preSettled = preSettled(d);
+        } catch (RuntimeException e) {
+            report.done(d, v.outcome(), v.reason(), false);
+            throw e;
         }
-        return sent;
+        return preSettled ? report.done(d, v.outcome(), v.reason(), true)
+                : report.settleDirect(d, v.outcome(), v.condition(), v.description(), v.reason());
     }
 
     private static boolean preSettled(Delivery d) {

@@ -4,6 +4,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.Outcome;
+import org.apache.qpid.protonj2.types.messaging.Accepted;
+import org.apache.qpid.protonj2.types.messaging.Modified;
+import org.apache.qpid.protonj2.types.messaging.Rejected;
+import org.apache.qpid.protonj2.types.messaging.Released;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -27,6 +31,12 @@ final class ReceiverLink {
 
     private static final Logger LOG = LoggerFactory.getLogger(ReceiverLink.class);
     private static final int INVALID = 0x8000_0000;
+    /**
+     * For tests only (null otherwise): runs on the settling thread, with the link and the delivery, when
+     * {@link #settle} is about to hand a disposition to the I/O thread, so that a test can make the connection fail
+     * exactly between the hand-over and the write.
+     */
+    static volatile java.util.function.BiConsumer<ReceiverLink, org.apache.qpid.protonj2.client.Delivery> beforeSettle;
 
     /** Why a link became invalid. */
     enum End {
@@ -137,6 +147,11 @@ final class ReceiverLink {
         this.hooks = hooks;
     }
 
+    /** @return the engine hooks of this link, or null (hooks off, or not installed yet) */
+    EngineHooks.Hooked hooks() {
+        return hooks;
+    }
+
     /**
      * Grants credit. With engine hooks the grant is handed to the connection's I/O thread and the caller does not
      * wait; without them (the fallback) it goes through protonj2's client API and waits for the I/O thread, in order.
@@ -192,8 +207,62 @@ final class ReceiverLink {
     }
 
     /**
-     * Sends an outcome for a delivery of this link, if the link is still valid and its connection alive. A delivery
-     * of a lost connection gets no disposition at all: protonj2 would drop it and log {@code ENGINE_SHUTDOWN}.
+     * Settles a delivery of this link outside a transaction (at-least-once, and at-most-once on a broker that sent it
+     * unsettled), if the link is still valid and its connection alive. With engine hooks the disposition is written by
+     * a task of the runtime's own on the connection's I/O thread, which checks there, at the moment of writing, that
+     * the engine and link are still alive: a connection that fails between this hand-over and the write (the I/O
+     * thread can be busy for seconds) makes it drop the disposition, and {@code dropped} then runs on the control
+     * thread. Without hooks (the fallback) it is {@link #send}, through protonj2's client API. Writing on the engine
+     * delivery bypasses the session's transaction context, which is right here: a transactional subscription has a
+     * session of its own (session groups are refused with {@code TRANSACTIONAL}) and settles through {@link #send}.
+     *
+     * @param dropped runs once if a disposition handed over was dropped by the I/O thread; must not block
+     * @return whether the disposition was handed to a live link
+     */
+    boolean settle(org.apache.qpid.protonj2.client.Delivery delivery, Outcome outcome, String condition,
+                   String description, Runnable dropped) {
+        EngineHooks.Hooked h = hooks;
+        if (h == null) {
+            return send(delivery, outcome, condition, description);
+        }
+        var probe = beforeSettle;
+        if (probe != null) {
+            probe.accept(this, delivery);
+        }
+        if (!live(delivery)) {
+            return false;
+        }
+        EngineHooks.Handover handover = h.settle(delivery, state(outcome, condition, description), () -> {
+            try {
+                control.execute(dropped);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                dropped.run(); // the consumer has closed: report it here rather than not at all
+            }
+        });
+        return switch (handover) {
+            case QUEUED -> true;
+            case REFUSED -> false;
+            case UNSUPPORTED -> send(delivery, outcome, condition, description);
+        };
+    }
+
+    private static org.apache.qpid.protonj2.types.transport.DeliveryState state(Outcome outcome, String condition,
+                                                                               String description) {
+        return switch (outcome) {
+            case ACCEPTED -> Accepted.getInstance();
+            case RELEASED -> Released.getInstance();
+            case MODIFIED -> new Modified().setDeliveryFailed(true).setUndeliverableHere(false);
+            case REJECTED -> new Rejected().setError(
+                    new org.apache.qpid.protonj2.types.transport.ErrorCondition(condition, description));
+        };
+    }
+
+    /**
+     * Sends an outcome for a delivery of this link through protonj2's client API, if the link is still valid and its
+     * connection alive: what transactional settlement uses (protonj2 enlists the outcome in the session's
+     * transaction), and {@link #settle} without engine hooks. A delivery of a lost connection gets no disposition at
+     * all: protonj2 would drop it and log {@code ENGINE_SHUTDOWN}. protonj2 writes it later, on the I/O thread; if the
+     * connection fails before, it still logs {@code ENGINE_SHUTDOWN}.
      *
      * @return whether the disposition was handed to a live link
      */

@@ -78,6 +78,15 @@ final class SafeObserver implements ConsumerObserver {
     }
 
     @Override
+    public void dispositionDropped(String subscription) {
+        try {
+            delegate.dispositionDropped(subscription);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
     public void handled(String subscription, long nanos, boolean success) {
         try {
             delegate.handled(subscription, nanos, success);

@@ -46,6 +46,26 @@ interface Settlement {
     record Report(String name, ConsumerObserver observer, CreditAllocator allocator) {
 
         /**
+         * Settles a delivery outside a transaction ({@link ReceiverLink#settle}) and reports it. The observer hears
+         * {@code settled} (or {@code abandoned}) once the disposition is handed over; if the connection then fails
+         * before the I/O thread writes it, it hears {@link ConsumerObserver#dispositionDropped} as well, always after
+         * {@code settled}.
+         *
+         * @return whether the outcome was handed to a live link
+         */
+        boolean settleDirect(Delivery d, Outcome outcome, String condition, String description, SettleReason reason) {
+            Dropped dropped = new Dropped(this);
+            boolean sent = false;
+            try {
+                sent = d.link.settle(d.amqp, outcome, condition, description, dropped);
+            } finally {
+                done(d, outcome, reason, sent);
+                dropped.run();
+            }
+            return sent;
+        }
+
+        /**
          * @param sent whether the outcome reached a live link (else the delivery is abandoned)
          * @return {@code sent}
          */
@@ -59,6 +79,27 @@ interface Settlement {
                 return sent;
             } finally {
                 d.finish(allocator);
+            }
+        }
+    }
+
+    /**
+     * Reports a dropped disposition after the delivery's {@code settled}: it runs twice when the disposition was
+     * dropped (once when it was reported settled, once when the I/O thread dropped it, in either order), and reports
+     * on the second run; once only otherwise.
+     */
+    final class Dropped extends java.util.concurrent.atomic.AtomicInteger implements Runnable {
+        private static final long serialVersionUID = 1L;
+        private final transient Report report;
+
+        Dropped(Report report) {
+            this.report = report;
+        }
+
+        @Override
+        public void run() {
+            if (incrementAndGet() == 2) {
+                report.observer().dispositionDropped(report.name());
             }
         }
     }

@@ -28,6 +28,11 @@ public enum AcemqMeter {
     ABANDONED("acemq.consumer.abandoned", Type.COUNTER, null,
             "Deliveries not settled because their link or connection was lost (the broker redelivers them)",
             TagKey.SUBSCRIPTION),
+    /** Outcomes reported settled whose disposition the connection's failure kept off the wire. */
+    DISPOSITIONS_DROPPED("acemq.consumer.dispositions.dropped", Type.COUNTER, null,
+            "Outcomes counted as settled whose disposition was dropped because the connection failed before it was "
+                    + "written (the broker redelivers them)",
+            TagKey.SUBSCRIPTION),
     /** Store answers to claims. */
     CLAIMS("acemq.consumer.claims", Type.COUNTER, null,
             "Claims of a delivery's key in the idempotency store, by result", TagKey.SUBSCRIPTION, TagKey.RESULT),

@@ -232,6 +232,11 @@ public final class MicrometerObserver implements ConsumerObserver {
     }
 
     @Override
+    public void dispositionDropped(String subscription) {
+        meters(subscription).dropped.increment();
+    }
+
+    @Override
     public void handled(String subscription, long nanos, boolean success) {
         SubscriptionMeters m = meters(subscription);
         (success ? m.handlerSuccess : m.handlerFailure).record(nanos, TimeUnit.NANOSECONDS);
@@ -285,6 +290,7 @@ public final class MicrometerObserver implements ConsumerObserver {
         final Counter[] claims = new Counter[CLAIM_RESULTS.length];
         final AtomicReferenceArray<Counter> deliveries = new AtomicReferenceArray<>(OUTCOMES.length * REASONS.length);
         final Counter abandoned;
+        final Counter dropped;
         final Counter poison;
         final Counter bypassed;
         final Timer handlerSuccess;
@@ -296,6 +302,7 @@ public final class MicrometerObserver implements ConsumerObserver {
                 claims[i] = counter(AcemqMeter.CLAIMS, name, CLAIM_RESULTS[i]);
             }
             abandoned = counter(AcemqMeter.ABANDONED, name);
+            dropped = counter(AcemqMeter.DISPOSITIONS_DROPPED, name);
             poison = counter(AcemqMeter.POISON, name);
             bypassed = counter(AcemqMeter.STORE_BYPASSED, name);
             handlerSuccess = timer(AcemqMeter.HANDLER_DURATION, name, SUCCESS);

@@ -29,6 +29,8 @@ class MicrometerObserverTest {
         observer.storeCall(StoreOperation.RENEW, 1_000, false);
         observer.storeBypassed("orders");
         observer.abandoned("orders");
+        observer.dispositionDropped("orders");
+        observer.dispositionDropped("orders");
         observer.connectionInterrupted(true);
         observer.connectionInterrupted(false);
 
@@ -45,6 +47,8 @@ class MicrometerObserverTest {
         assertThat(registry.get("acemq.store.errors").counters()).hasSize(StoreOperation.values().length);
         assertThat(registry.get("acemq.consumer.store.bypassed").counter().count()).isEqualTo(1);
         assertThat(registry.get("acemq.consumer.abandoned").counter().count()).isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.dispositions.dropped").tags("subscription", "orders").counter()
+                .count()).isEqualTo(2);
         assertThat(registry.get("acemq.consumer.connection.interruptions").counter().count()).isEqualTo(1);
         // only the (outcome, reason) pairs that occurred exist
         assertThat(registry.get("acemq.consumer.deliveries").counters()).hasSize(2);

@@ -69,6 +69,11 @@ class MeteredObserver implements ConsumerObserver {
     }
 
     @Override
+    public void dispositionDropped(String subscription) {
+        meters.dispositionDropped(subscription);
+    }
+
+    @Override
     public void handled(String subscription, long nanos, boolean success) {
         meters.handled(subscription, nanos, success);
     }

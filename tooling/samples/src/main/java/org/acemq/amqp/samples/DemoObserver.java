@@ -75,6 +75,11 @@ final class DemoObserver implements ConsumerObserver {
     // ---- passed on only (DemoObserverTest checks that every ConsumerObserver method is passed on)
 
     @Override
+    public void dispositionDropped(String subscription) {
+        next.dispositionDropped(subscription);
+    }
+
+    @Override
     public void claim(String subscription, ClaimResult result) {
         next.claim(subscription, result);
     }
