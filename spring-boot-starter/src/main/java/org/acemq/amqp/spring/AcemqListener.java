@@ -34,8 +34,9 @@ import java.lang.annotation.Target;
  * exception the method throws reaches the runtime unchanged.
  *
  * <h2>Settings</h2>
- * Every attribute is a string and may hold a {@code ${...}} placeholder or a SpEL {@code #{...}} expression; an empty
- * attribute means "not set". Each setting can also be given, or overridden, in properties under
+ * Every attribute except {@link #permanentFailure()} (an array of exception classes) is a string and may hold a
+ * {@code ${...}} placeholder or a SpEL {@code #{...}} expression; an empty attribute (an empty array for
+ * {@code permanentFailure}) means "not set". Each setting can also be given, or overridden, in properties under
  * {@code acemq.listeners.<name>.*} ({@code <name>} is {@link #name()}, or the address when no name is given):
  * properties win over attributes, attributes over the runtime's defaults ({@code Subscription.DEFAULT_*}).
  *

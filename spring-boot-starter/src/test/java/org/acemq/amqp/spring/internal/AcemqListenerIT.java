@@ -240,12 +240,18 @@ class AcemqListenerIT {
         }
     }
 
+    /**
+     * Also what the close reports: Boot closes the application's meter registries on the context-closed event, and a
+     * closed registry registers no new meter, so the container stops on that event ahead of them and the releases
+     * made at shutdown are counted ({@code released}/{@code shutdown}) with the running handler's outcome.
+     */
     @Test
     void closingTheContextLetsTheRunningHandlerFinishAndReleasesTheRest() throws Exception {
         String queue = "it-shutdown-" + UUID.randomUUID();
         ConfigurableApplicationContext app = start(SlowApp.class, "test.queue=" + queue);
         Slow slow = app.getBean(Slow.class);
         AcemqListenerContainer container = app.getBean(AcemqListenerContainer.class);
+        MeterRegistry registry = app.getBean(MeterRegistry.class);
         try (AmqpTestClient client = AmqpTestClient.connect(broker)) {
             client.send(queue, AmqpTestClient.message("m-slow", "slow"));
             assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -273,6 +279,12 @@ class AcemqListenerIT {
             });
             assertThat(client.receive(queue, 4, Duration.ofSeconds(30))).extracting(m -> m.body())
                     .containsExactlyInAnyOrder("waiting-0", "waiting-1", "waiting-2", "waiting-3");
+            assertThat(registry.isClosed()).as("Boot closed the registry with the context").isTrue();
+            assertThat(count(registry, queue, "released", "shutdown")).as("the four waiting deliveries, released at "
+                    + "shutdown").isEqualTo(4);
+            assertThat(count(registry, queue, "accepted", "processed")).as("the running handler").isEqualTo(1);
+            assertThat(registry.find("acemq.consumer.deliveries").tag("subscription", queue).counters().stream()
+                    .mapToDouble(c -> c.count()).sum()).as("nothing else").isEqualTo(5);
         } finally {
             slow.release.countDown();
             app.close();
