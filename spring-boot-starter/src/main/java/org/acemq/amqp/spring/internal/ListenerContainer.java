@@ -65,6 +65,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final ObserverBinding observerBinding;
     private final TransactionalHandlers transactionalHandlers;
     private final List<AcemqConsumerCustomizer> customizers;
+    private final ListenerSettings.RejectionHandlers rejectionHandlers;
     private final Object lock = new Object();
     private volatile AmqpConsumer consumer;
     private volatile ApplicationContext context;
@@ -78,6 +79,15 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
             List<AcemqConsumerCustomizer> customizers) {
+        this(properties, listeners, store, converter, connection, observerBinding, transactionalHandlers, customizers,
+                ListenerSettings.RejectionHandlers.NONE);
+    }
+
+    ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
+            Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
+            ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
+            List<AcemqConsumerCustomizer> customizers, ListenerSettings.RejectionHandlers rejectionHandlers) {
+        this.rejectionHandlers = rejectionHandlers;
         this.properties = properties;
         this.listeners = listeners;
         this.store = store;
@@ -145,10 +155,11 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                         + endpoint.describe() + "); give one of them another name");
             }
             MessageHandler handler = invoker;
-            if (s.transactional()) {
+            s.rejectionHandlers(rejectionHandlers);
+            if (s.databaseTransaction()) {
                 if (transactionalHandlers == null) {
-                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is "
-                            + "transactional, which needs spring-jdbc and spring-tx on the class path "
+                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") has "
+                            + "databaseTransaction, which needs spring-jdbc and spring-tx on the class path "
                             + "(spring-boot-starter-jdbc)");
                 }
                 if (idempotencyStore == null) {

@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.ConsumerHealth;
+import org.acemq.amqp.consumer.RejectionHandler;
+import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.testsupport.AmqpTestClient;
@@ -24,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -140,6 +145,63 @@ class AcemqListenerIT {
             assertThat(subscriptions.get(queue)).containsEntry("address", queue).containsEntry("attached", true);
             assertThat(health.toString()).as("no credential in the health details")
                     .doesNotContain(SharedBroker.PASSWORD);
+        }
+    }
+
+    /** The application's rejection handler: parks permanent failures, with the exception, in a queue of its own. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Orders.class)
+    static class ParkingApp {
+        final List<RejectionHandler.Rejection> seen = new CopyOnWriteArrayList<>();
+
+        @Bean(destroyMethod = "close")
+        AmqpTestClient parkingClient() {
+            return AmqpTestClient.connect(broker);
+        }
+
+        @Bean
+        RejectionHandler parkPermanentFailures(AmqpTestClient parkingClient, @Value("${test.queue}") String queue) {
+            return rejection -> {
+                seen.add(rejection);
+                if (rejection.reason() != SettleReason.PERMANENT) {
+                    return RejectionHandler.Decision.REJECT;
+                }
+                Throwable failure = rejection.failure().orElseThrow();
+                parkingClient.send(queue + ".parked", AmqpTestClient.message(
+                        rejection.envelope().orElseThrow().messageId(),
+                        rejection.envelope().orElseThrow().body(String.class))
+                        .property("exception-class", failure.getClass().getName())
+                        .property("exception-message", String.valueOf(failure.getMessage())));
+                return RejectionHandler.Decision.ACCEPT;
+            };
+        }
+    }
+
+    @Test
+    void aRejectionHandlerBeanTakesPermanentFailuresOverAndTheyAreAcceptedNotDeadLettered() {
+        String queue = "it-parking-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext app = start(ParkingApp.class, "test.queue=" + queue);
+                AmqpTestClient client = AmqpTestClient.connect(broker)) {
+            MeterRegistry registry = app.getBean(MeterRegistry.class);
+            client.send(queue, order("p-1", "permanent"), order("d-1", "declared"), order("o-1", "ok"));
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                assertThat(count(registry, queue, "accepted", "permanent")).isEqualTo(2);
+                assertThat(count(registry, queue, "accepted", "processed")).isEqualTo(1);
+            });
+            assertThat(count(registry, queue, "rejected", "permanent")).isZero();
+            ParkingApp parking = app.getBean(ParkingApp.class);
+            assertThat(parking.seen).extracting(r -> r.envelope().orElseThrow().messageId())
+                    .containsExactlyInAnyOrder("p-1", "d-1");
+            assertThat(parking.seen).allSatisfy(r -> assertThat(r.subscription()).isEqualTo(queue));
+            List<AmqpTestClient.ReceivedMessage> parked = client.receive(queue + ".parked", 2, Duration.ofSeconds(30));
+            assertThat(parked).extracting(m -> m.properties().get("exception-class")).containsExactlyInAnyOrder(
+                    PermanentMessageException.class.getName(), IllegalArgumentException.class.getName());
+            assertThat(parked).extracting(m -> m.properties().get("exception-message")).containsExactlyInAnyOrder(
+                    "order p-1 is invalid", "order d-1 has no customer");
+            await().atMost(Duration.ofSeconds(30)).until(() -> broker.messageCount(queue) == 0);
+            assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(queue))).as("nothing dead-lettered")
+                    .isZero();
         }
     }
 
