@@ -57,6 +57,7 @@ public final class Subscription {
     private final String scope;
     private final KeySource keySource;
     private final Fingerprint fingerprint;
+    private final RejectionHandler rejectionHandler;
 
     private Subscription(Builder b) {
         this.address = b.address;
@@ -80,6 +81,7 @@ public final class Subscription {
         this.scope = b.scope;
         this.keySource = b.keySource;
         this.fingerprint = b.fingerprint;
+        this.rejectionHandler = b.rejectionHandler;
     }
 
     /**
@@ -209,6 +211,14 @@ public final class Subscription {
     }
 
     /**
+     * @return the handler consulted before a delivery is rejected; empty (the default) when rejections proceed as
+     *     decided
+     */
+    public Optional<RejectionHandler> rejectionHandler() {
+        return Optional.ofNullable(rejectionHandler);
+    }
+
+    /**
      * @param failure what the handler threw
      * @return whether it means the message can never succeed
      */
@@ -253,6 +263,7 @@ public final class Subscription {
         private String scope;
         private KeySource keySource = KeySource.messageId();
         private Fingerprint fingerprint = Fingerprint.body();
+        private RejectionHandler rejectionHandler;
 
         private Builder(String address, MessageHandler handler) {
             this.address = Validation.notBlank("address", address);
@@ -464,6 +475,18 @@ public final class Subscription {
          */
         public Builder fingerprint(Fingerprint fingerprint) {
             this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint must not be null");
+            return this;
+        }
+
+        /**
+         * Lets the application take over deliveries about to be rejected (poison, permanent failures, undecodable
+         * messages, ...): see {@link RejectionHandler} for when it is called and what its answer does.
+         *
+         * @param handler the handler, or null for none (the default: rejections proceed as decided)
+         * @return this builder
+         */
+        public Builder rejectionHandler(RejectionHandler handler) {
+            this.rejectionHandler = handler;
             return this;
         }
 

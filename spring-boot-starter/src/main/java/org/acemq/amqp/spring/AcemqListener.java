@@ -34,18 +34,27 @@ import java.lang.annotation.Target;
  * exception the method throws reaches the runtime unchanged.
  *
  * <h2>Settings</h2>
- * Every attribute is a string and may hold a {@code ${...}} placeholder or a SpEL {@code #{...}} expression; an empty
- * attribute means "not set". Each setting can also be given, or overridden, in properties under
+ * Every attribute except {@link #permanentFailure()} (an array of exception classes) is a string and may hold a
+ * {@code ${...}} placeholder or a SpEL {@code #{...}} expression; an empty attribute (an empty array for
+ * {@code permanentFailure}) means "not set". Each setting can also be given, or overridden, in properties under
  * {@code acemq.listeners.<name>.*} ({@code <name>} is {@link #name()}, or the address when no name is given):
  * properties win over attributes, attributes over the runtime's defaults ({@code Subscription.DEFAULT_*}).
  *
- * <h2>Transactional listeners</h2>
- * With {@code transactional = "true"} the method runs inside a Spring transaction of the application's
+ * <h2>Database transactions</h2>
+ * With {@code databaseTransaction = "true"} the method runs inside a Spring transaction of the application's
  * {@code PlatformTransactionManager} (or {@link #transactionManager()}), and the idempotency store's confirm is
  * the last statement of that same transaction: database work the method does through that transaction manager
  * (JdbcTemplate, JdbcClient, JPA, ...) and the confirm commit together or not at all, so those effects happen
  * exactly once. Needs {@code acemq.store.type=jdbc} and a transaction manager whose DataSource reaches the store's
- * database. See {@code docs/spring-boot.md}.
+ * database. This is a database transaction; it has nothing to do with {@code acknowledgementMode = "TRANSACTIONAL"},
+ * which settles deliveries in AMQP transactions on the broker. The attribute was called {@code transactional} before;
+ * that name still works, deprecated, and setting both fails the start. See {@code docs/spring-boot.md}.
+ *
+ * <h2>Rejections</h2>
+ * A message about to be rejected (a permanent failure, a poison message, a body that cannot be converted, ...) is
+ * first offered to the application's {@link org.acemq.amqp.consumer.RejectionHandler} bean, when it has one (the only
+ * one, or the primary one), or to the bean named by {@link #rejectionHandler()}; it can publish the message elsewhere
+ * and have it accepted. Without such a bean rejections proceed as decided.
  *
  * <p>The method's bean is called on the consumer's handler threads, concurrently up to {@link #concurrency()}.
  */
@@ -125,11 +134,33 @@ public @interface AcemqListener {
     /** @return whether the claim's lease is renewed while the method runs (default true) */
     String renewLeases() default "";
 
-    /** @return "true" to run the method and the store's confirm in one database transaction (default false) */
+    /**
+     * @return "true" to run the method and the store's confirm in one database transaction of the application's
+     *     transaction manager (default false); unrelated to {@code acknowledgementMode = "TRANSACTIONAL"} (AMQP
+     *     transactions on the broker)
+     */
+    String databaseTransaction() default "";
+
+    /**
+     * @return the former name of {@link #databaseTransaction()}, with the same meaning
+     * @deprecated use {@link #databaseTransaction()}: this name is easily taken for the AMQP transactions of
+     *     {@code acknowledgementMode = "TRANSACTIONAL"}. Setting both fails the start.
+     */
+    @Deprecated
     String transactional() default "";
 
-    /** @return the bean name of the transaction manager for a transactional listener (default: the only one) */
+    /**
+     * @return the bean name of the transaction manager for a listener with {@link #databaseTransaction()} (default:
+     *     the only one)
+     */
     String transactionManager() default "";
+
+    /**
+     * @return the bean name of the {@link org.acemq.amqp.consumer.RejectionHandler} consulted before this listener's
+     *     messages are rejected (default: the application's only, or primary, {@code RejectionHandler} bean; none if
+     *     it has none)
+     */
+    String rejectionHandler() default "";
 
     /**
      * @return the scope of this listener's idempotency keys, used as it is: listeners (and services sharing a store)

@@ -9,13 +9,18 @@ import org.springframework.context.SmartLifecycle;
  *
  * <p>It starts with the application context (after every other bean, in phase {@link #PHASE}) unless
  * {@code acemq.consumer.auto-startup=false}, in which case the application calls {@link #start()} itself. It stops
- * first when the context closes, before the DataSource and the other beans the listeners use are destroyed:
- * it stops taking deliveries, releases those received but not started, lets running handlers finish (for at most
- * {@code acemq.consumer.shutdown-timeout}) and settles them. {@link #start()} after {@link #stop()} builds a new
- * consumer.
+ * first when the context closes (on the context-closed event, before the lifecycle processor stops anything and
+ * before Boot closes the meter registries, so that what the close settles is still counted), long before the
+ * DataSource and the other beans the listeners use are destroyed: it stops taking deliveries, releases those
+ * received but not started, lets running handlers finish (for at most {@code acemq.consumer.shutdown-timeout}) and
+ * settles them. {@link #start()} after {@link #stop()} builds a new consumer.
  *
- * <p><b>Threading:</b> thread-safe; {@link #start()} blocks until the consumer is connected and its links are
- * attached, {@link #stop()} until it is closed.
+ * <p><b>Threading:</b> thread-safe. {@link #start()} builds and starts the consumer and returns at once, while the
+ * consumer connects and attaches its links in the background (retrying with the reconnect back-off; the
+ * {@code acemq} health contributor is {@code DOWN} until it is connected); only with
+ * {@code acemq.consumer.fail-fast-start=true} does it block until the consumer is connected and every link attached,
+ * and throw if the broker cannot be reached. {@link #stop()} blocks until the consumer is closed (at most
+ * {@code acemq.consumer.shutdown-timeout} for running handlers).
  */
 public interface AcemqListenerContainer extends SmartLifecycle {
 

@@ -768,10 +768,17 @@ public class AcemqProperties {
         private Duration transactionBatchTime;
         /** Whether the claim's lease is renewed while the handler runs (runtime default true). */
         private Boolean renewLeases;
-        /** Whether the handler and the store's confirm run in one database transaction. */
+        /**
+         * Whether the handler and the store's confirm run in one database transaction (not to be confused with
+         * acknowledgement-mode=transactional, AMQP transactions on the broker).
+         */
+        private Boolean databaseTransaction;
+        /** Deprecated: the former name of database-transaction. */
         private Boolean transactional;
-        /** Bean name of the transaction manager for a transactional listener. */
+        /** Bean name of the transaction manager for a listener with database-transaction. */
         private String transactionManager;
+        /** Bean name of the RejectionHandler consulted before the listener's messages are rejected. */
+        private String rejectionHandler;
         /**
          * Scope of the listener's idempotency keys, used as it is (default: the address, or the address and a token
          * per consumer for a topic subscription, prefixed with acemq.consumer.scope-prefix).
@@ -977,13 +984,44 @@ public class AcemqProperties {
         }
 
         /** @return whether the handler and the store's confirm run in one database transaction */
+        public Boolean getDatabaseTransaction() {
+            return databaseTransaction;
+        }
+
+        /**
+         * @param databaseTransaction whether the handler and the store's confirm run in one database transaction
+         */
+        public void setDatabaseTransaction(Boolean databaseTransaction) {
+            this.databaseTransaction = databaseTransaction;
+        }
+
+        /**
+         * @return the value of the deprecated {@code transactional} property
+         * @deprecated use {@link #getDatabaseTransaction()}
+         */
+        @Deprecated
         public Boolean getTransactional() {
             return transactional;
         }
 
-        /** @param transactional whether the handler and the store's confirm run in one database transaction */
+        /**
+         * @param transactional as {@link #setDatabaseTransaction}; setting both fails the start
+         * @deprecated use {@link #setDatabaseTransaction(Boolean)} ({@code database-transaction}): this name is easily
+         *     taken for {@code acknowledgement-mode=transactional}
+         */
+        @Deprecated
         public void setTransactional(Boolean transactional) {
             this.transactional = transactional;
+        }
+
+        /** @return bean name of the RejectionHandler for this listener */
+        public String getRejectionHandler() {
+            return rejectionHandler;
+        }
+
+        /** @param rejectionHandler bean name of the RejectionHandler for this listener */
+        public void setRejectionHandler(String rejectionHandler) {
+            this.rejectionHandler = rejectionHandler;
         }
 
         /** @return bean name of the transaction manager for a transactional listener */

@@ -238,6 +238,11 @@ public final class EmbeddedArtemis implements AutoCloseable {
         }
     }
 
+    /** @return whether {@link #close()} has been called: the broker cannot be started again */
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
     /** @return whether the broker is started and active */
     public synchronized boolean isRunning() {
         return server != null && server.isActive();

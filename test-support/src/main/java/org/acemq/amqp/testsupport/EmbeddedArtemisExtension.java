@@ -93,16 +93,26 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
     }
 
     /**
-     * @return the broker of the running test class or test
-     * @throws IllegalStateException outside the tests (before the class started or after it ended)
+     * The broker of the running test class or test, also while it is stopped: a test that stops it
+     * ({@code broker().stop()}, to see what a client does while the broker is away) starts it again with
+     * {@code broker().start()}, on the same port ({@link #port()} keeps answering meanwhile).
+     *
+     * @return the broker of the running test class or test, running or stopped
+     * @throws IllegalStateException outside the tests: before the class's (or, for an instance field, the test's)
+     *     broker was started, or after it was closed at the end of them; the message says which
      */
     public EmbeddedArtemis broker() {
         ExtensionContext context = currentContext;
         EmbeddedArtemis broker = context == null ? null
                 : context.getStore(NAMESPACE).get(BROKER_KEY, EmbeddedArtemis.class);
-        if (broker == null || !broker.isRunning()) {
-            throw new IllegalStateException("no embedded broker is running: use broker() only inside the tests of the "
-                    + "class that registers this extension");
+        if (broker == null) {
+            throw new IllegalStateException("no embedded broker has been started yet: broker() works inside the tests "
+                    + "of the class that registers this extension (from its @BeforeAll or @BeforeEach methods on), "
+                    + "not before them");
+        }
+        if (broker.isClosed()) {
+            throw new IllegalStateException("the embedded broker of this extension was closed when its tests ended "
+                    + "(after the class, or after the test for an instance field): broker() works only inside them");
         }
         return broker;
     }
@@ -119,15 +129,22 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
 
     /**
      * A client connected to the broker, opened on first use in each test (or in {@code @BeforeAll}) and closed after
-     * that test (or after the class).
+     * that test (or after the class). A client opened before the broker was stopped does not reconnect: after a
+     * restart use a client of your own ({@code AmqpTestClient.connect(broker())}).
      *
      * @return the running test's client
+     * @throws IllegalStateException if no client was opened yet and the broker is stopped
      */
     public AmqpTestClient client() {
         AmqpTestClient client = currentClient;
         if (client == null) {
             ExtensionContext context = currentContext;
-            client = AmqpTestClient.connect(broker());
+            EmbeddedArtemis broker = broker();
+            if (!broker.isRunning()) {
+                throw new IllegalStateException("the embedded broker is stopped (a test stopped it): start it again "
+                        + "with broker().start() before client()");
+            }
+            client = AmqpTestClient.connect(broker);
             context.getStore(NAMESPACE).put(CLIENT_KEY, client);
             currentClient = client;
         }

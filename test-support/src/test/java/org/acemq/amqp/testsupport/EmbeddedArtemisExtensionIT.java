@@ -68,7 +68,19 @@ class EmbeddedArtemisExtensionIT {
     void outsideTheTestsThereIsNoBroker() {
         assertThatThrownBy(() -> EmbeddedArtemisExtension.withDefaults().broker())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("only inside the tests");
+                .hasMessageContaining("no embedded broker has been started yet")
+                .hasMessageContaining("inside the tests of the class that registers this extension");
+    }
+
+    @Test
+    void aTestCanStopTheBrokerAndStartItAgainThroughBrokerAndAfterTheClassBrokerSaysItWasClosed() {
+        SEEN.clear();
+        Fixtures.run(StoppedBroker.class).assertStatistics(s -> s.started(1).succeeded(1));
+        assertThat(SEEN).singleElement().satisfies(b -> assertThat(b.isClosed()).isTrue());
+        assertThatThrownBy(StoppedBroker.ARTEMIS::broker)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("the embedded broker of this extension was closed when its tests ended (after the class, "
+                        + "or after the test for an instance field): broker() works only inside them");
     }
 
     // ---------------------------------------------------------------------------------------------------- fixtures
@@ -104,6 +116,30 @@ class EmbeddedArtemisExtensionIT {
             void seesTheOuterBroker() {
                 SEEN.add(ARTEMIS.broker());
             }
+        }
+    }
+
+    static class StoppedBroker {
+        @RegisterExtension
+        static final EmbeddedArtemisExtension ARTEMIS = EmbeddedArtemisExtension.withDefaults();
+
+        @Test
+        void stopsAndStartsIt() {
+            EmbeddedArtemis broker = ARTEMIS.broker();
+            SEEN.add(broker);
+            int port = ARTEMIS.port();
+            broker.stop();
+            assertThat(ARTEMIS.broker()).as("still the broker, while stopped").isSameAs(broker);
+            assertThat(ARTEMIS.broker().isRunning()).isFalse();
+            assertThat(ARTEMIS.port()).isEqualTo(port);
+            assertThatThrownBy(ARTEMIS::client).isInstanceOf(IllegalStateException.class)
+                    .hasMessage("the embedded broker is stopped (a test stopped it): start it again with "
+                            + "broker().start() before client()");
+            ARTEMIS.broker().start();
+            assertThat(ARTEMIS.port()).isEqualTo(port);
+            ARTEMIS.client().send("restarted", AmqpTestClient.message("r-1", "back"));
+            assertThat(ARTEMIS.client().receive("restarted", 1, Duration.ofSeconds(30)))
+                    .extracting(ReceivedMessage::bodyAsString).containsExactly("back");
         }
     }
 

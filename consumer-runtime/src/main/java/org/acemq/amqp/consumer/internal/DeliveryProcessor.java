@@ -9,6 +9,7 @@ import java.util.function.DoubleSupplier;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.apache.qpid.protonj2.client.Message;
@@ -91,7 +92,7 @@ final class DeliveryProcessor {
             Delivery d = batch.get(i);
             try {
                 d.facts = read(d);
-                Verdict v = policy.decide(d.facts);
+                Verdict v = decide(d, d.facts);
                 if (v.action() != Verdict.Action.CLAIM) {
                     log(d, v);
                     settle(d, v);
@@ -124,7 +125,7 @@ final class DeliveryProcessor {
                 continue; // settled above
             }
             try {
-                Verdict v = policy.decide(d.facts);
+                Verdict v = decide(d, d.facts);
                 if (v.action() == Verdict.Action.RUN) {
                     run.add(d);
                 } else {
@@ -139,6 +140,41 @@ final class DeliveryProcessor {
             completions.drive();
         }
         return run;
+    }
+
+    /**
+     * The policy's verdict on the delivery's facts; a rejection is first put to the subscription's
+     * {@link RejectionHandler}, if it has one, and the policy says what its answer makes of it.
+     */
+    private Verdict decide(Delivery d, DeliveryFacts facts) {
+        Verdict v = policy.decide(facts);
+        return policy.consults(v) ? policy.afterRejectionHandler(v, consultRejectionHandler(d, v, facts)) : v;
+    }
+
+    /** @return the rejection handler's answer; null if it threw or answered nothing (logged) */
+    private RejectionHandler.Decision consultRejectionHandler(Delivery d, Verdict v, DeliveryFacts facts) {
+        RejectionHandler handler = spec.rejectionHandler().orElseThrow();
+        RejectionHandler.Decision decision;
+        try {
+            decision = handler.onRejection(new RejectionHandler.Rejection(name, v.reason(), v.condition(),
+                    v.description(), d.envelope, facts.failure()));
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable t) {
+            LOG.error("Subscription '{}': the rejection handler failed on {} ({}); it is rejected as decided ({})",
+                    name, d.logId(), v.reason().name().toLowerCase(java.util.Locale.ROOT), v.condition(), t);
+            return null;
+        } finally {
+            Thread.interrupted(); // as after the message handler: an interrupt meant for it must not reach receive()
+        }
+        if (decision == null) {
+            LOG.error("Subscription '{}': the rejection handler answered null on {} ({}); it is rejected as decided "
+                    + "({})", name, d.logId(), v.reason().name().toLowerCase(java.util.Locale.ROOT), v.condition());
+        } else if (decision == RejectionHandler.Decision.ACCEPT) {
+            LOG.info("Subscription '{}': the rejection handler took {} over ({}: {}); it is accepted", name, d.logId(),
+                    v.reason().name().toLowerCase(java.util.Locale.ROOT), v.condition());
+        }
+        return decision;
     }
 
     /** Decodes the message and finds its key: the facts of a delivery just received. */
@@ -175,14 +211,14 @@ final class DeliveryProcessor {
         try {
             d.claimAtStart = false;
             d.facts = d.facts.waited(stopping.getAsBoolean(), !d.live());
-            verdict = policy.decide(d.facts);
+            verdict = decide(d, d.facts);
             if (verdict.action() == Verdict.Action.CLAIM) { // a key that was not claimed with its batch
                 claims.claim(List.of(d));
-                verdict = policy.decide(d.facts.waited(stopping.getAsBoolean(), !d.live()));
+                verdict = decide(d, d.facts.waited(stopping.getAsBoolean(), !d.live()));
             }
             if (verdict.action() == Verdict.Action.RUN) {
                 d.facts = invoke(d);
-                verdict = policy.decide(d.facts);
+                verdict = decide(d, d.facts);
             }
             log(d, verdict);
             handedOver = true;
@@ -211,7 +247,7 @@ final class DeliveryProcessor {
         for (Delivery d : ds) {
             try {
                 d.facts = d.facts.waited(stopping.getAsBoolean(), !d.live());
-                Verdict v = policy.decide(d.facts);
+                Verdict v = decide(d, d.facts);
                 if (!v.settles()) {
                     run(d);
                     continue;

@@ -8,6 +8,7 @@ import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RejectionConditions;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
@@ -20,8 +21,9 @@ import org.acemq.amqp.consumer.Subscription;
  * keeps the README and this class in agreement. Besides {@link #decide}, which walks a delivery from receipt to its
  * outcome, the decisions taken around it live here too: how a claim ends ({@link #confirms}), what a lost confirm
  * gives ({@link #confirmNotRecorded}), an unexpected failure ({@link #unexpectedFailure}), a hold while stopping
- * ({@link #whenSent}), an outcome without a transaction ({@link #withoutTransaction}) and the deliveries left at
- * shutdown ({@link #handlesLeftAtShutdown}). The callers carry them out and decide nothing.
+ * ({@link #whenSent}), an outcome without a transaction ({@link #withoutTransaction}), what the application's
+ * rejection handler's answer makes of a rejection ({@link #consults}, {@link #afterRejectionHandler}) and the
+ * deliveries left at shutdown ({@link #handlesLeftAtShutdown}). The callers carry them out and decide nothing.
  */
 final class OutcomePolicy {
 
@@ -36,6 +38,7 @@ final class OutcomePolicy {
     private final MissingIdPolicy missingIdPolicy;
     private final boolean failOpen;
     private final boolean rejectConflicts;
+    private final boolean rejectionHandler;
 
     OutcomePolicy(Subscription subscription, StoreFailurePolicy storeFailurePolicy) {
         this.subscription = subscription;
@@ -47,6 +50,7 @@ final class OutcomePolicy {
         this.missingIdPolicy = subscription.missingIdPolicy();
         this.failOpen = storeFailurePolicy == StoreFailurePolicy.FAIL_OPEN;
         this.rejectConflicts = subscription.fingerprint().conflictAction() == Fingerprint.Action.REJECT;
+        this.rejectionHandler = subscription.rejectionHandler().isPresent();
     }
 
     /**
@@ -166,7 +170,38 @@ final class OutcomePolicy {
      * @return true to confirm the claim before settling, false to release it
      */
     boolean confirms(Verdict v) {
-        return v.settles() && v.outcome() == Outcome.ACCEPTED && v.reason() == SettleReason.PROCESSED;
+        // PERMANENT and POISON are accepted only when the rejection handler took the message over: it is done too
+        return v.settles() && v.outcome() == Outcome.ACCEPTED && (v.reason() == SettleReason.PROCESSED
+                || v.reason() == SettleReason.PERMANENT || v.reason() == SettleReason.POISON);
+    }
+
+    /**
+     * Whether the subscription's {@link RejectionHandler} is asked about this verdict before it is sent: every
+     * rejection, when the subscription has a handler.
+     *
+     * @param v a verdict just decided
+     * @return true if the rejection handler is to be consulted
+     */
+    boolean consults(Verdict v) {
+        return rejectionHandler && v.settles() && v.outcome() == Outcome.REJECTED;
+    }
+
+    /**
+     * What the rejection handler's answer makes of a rejection: {@code ACCEPT} settles the delivery {@code accepted}
+     * with the rejection's reason, its claim confirmed ({@link #confirms}); {@code REJECT}, and a handler that threw
+     * or answered nothing ({@code decision} null), let the rejection proceed unchanged, so the message is never
+     * accepted unless the application said so.
+     *
+     * @param rejected the rejection the handler was asked about ({@link #consults} true)
+     * @param decision the handler's answer; null if it threw or returned null
+     * @return the verdict to send
+     */
+    Verdict afterRejectionHandler(Verdict rejected, RejectionHandler.Decision decision) {
+        if (!consults(rejected)) {
+            throw new IllegalArgumentException("the rejection handler is asked about rejections only: " + rejected);
+        }
+        return decision == RejectionHandler.Decision.ACCEPT ? Verdict.settle(Outcome.ACCEPTED, rejected.reason())
+                : rejected;
     }
 
     /**

@@ -221,7 +221,8 @@ public final class MicrometerObserver implements ConsumerObserver {
     public void settled(String subscription, Outcome outcome, SettleReason reason) {
         SubscriptionMeters m = meters(subscription);
         m.delivery(outcome, reason).increment();
-        if (reason == SettleReason.POISON) {
+        if (reason == SettleReason.POISON && outcome == Outcome.REJECTED) {
+            // one the application's RejectionHandler took over is accepted: deliveries{accepted,poison}, not here
             m.poison.increment();
         }
     }

@@ -2,6 +2,8 @@ package org.acemq.amqp.consumer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.acemq.amqp.consumer.RejectionHandler.Decision.ACCEPT;
+import static org.acemq.amqp.consumer.RejectionHandler.Decision.REJECT;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -23,6 +25,7 @@ import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.ProjectFiles;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
@@ -75,6 +78,19 @@ class OutcomePolicyTest {
     private static OutcomePolicy atMostOnce() {
         return new OutcomePolicy(Subscription.builder("q", e -> { })
                 .acknowledgementMode(AcknowledgementMode.AT_MOST_ONCE).build(), StoreFailurePolicy.FAIL_CLOSED);
+    }
+
+    /** A subscription with a rejection handler (and one that rejects conflicts, so every rejection can be asked). */
+    private static final OutcomePolicy WITH_REJECTION_HANDLER = new OutcomePolicy(Subscription.builder("orders",
+            e -> { }).maxAttempts(MAX_ATTEMPTS).permanentFailure(IllegalArgumentException.class)
+            .fingerprint(Fingerprint.body().onConflict(Fingerprint.Action.REJECT))
+            .rejectionHandler(r -> ACCEPT).build(), StoreFailurePolicy.FAIL_CLOSED);
+
+    /** The verdict sent when the rejection handler answers {@code decision} (null: it threw) about these facts. */
+    private static Verdict answered(DeliveryFacts facts, RejectionHandler.Decision decision) {
+        Verdict decided = WITH_REJECTION_HANDLER.decide(facts);
+        assertThat(WITH_REJECTION_HANDLER.consults(decided)).as("the handler is asked about %s", decided).isTrue();
+        return WITH_REJECTION_HANDLER.afterRejectionHandler(decided, decision);
     }
 
     /** What happens to a delivery left at shutdown, in the order the runtime asks the policy. */
@@ -142,6 +158,29 @@ class OutcomePolicyTest {
                                 + "cannot take)",
                         p -> p.decide(fresh().storeFailed("NUL", true)),
                         rejected(SettleReason.INVALID_ID, "acemq:invalid-message-id")),
+                new Row("the subscription's `RejectionHandler` answers `ACCEPT` for a permanent failure or a poison "
+                        + "message", List.of(
+                        p -> answered(claimed(1).handled(new PermanentMessageException("no"), true, 0.3), ACCEPT),
+                        p -> answered(claimed(MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0), ACCEPT),
+                        p -> answered(claimed(MAX_ATTEMPTS + 1), ACCEPT)),
+                        List.of(Verdict.settle(Outcome.ACCEPTED, SettleReason.PERMANENT),
+                                Verdict.settle(Outcome.ACCEPTED, SettleReason.POISON),
+                                Verdict.settle(Outcome.ACCEPTED, SettleReason.POISON))),
+                new Row("the subscription's `RejectionHandler` answers `ACCEPT` for a message rejected before any "
+                        + "handler ran (undecodable, no key, a key the store refuses, a rejected conflict)", List.of(
+                        p -> answered(DeliveryFacts.received(false, "broken", false, false), ACCEPT),
+                        p -> answered(DeliveryFacts.received(false, null, false, false), ACCEPT),
+                        p -> answered(fresh().storeFailed("NUL", true), ACCEPT),
+                        p -> answered(fresh().claimed(ClaimResult.ALREADY_CONFIRMED, 1, true), ACCEPT)),
+                        List.of(Verdict.settle(Outcome.ACCEPTED, SettleReason.UNDECODABLE),
+                                Verdict.settle(Outcome.ACCEPTED, SettleReason.MISSING_ID),
+                                Verdict.settle(Outcome.ACCEPTED, SettleReason.INVALID_ID),
+                                Verdict.settle(Outcome.ACCEPTED, SettleReason.CONFLICT))),
+                new Row("the subscription's `RejectionHandler` throws, answers null or answers `REJECT`", List.of(
+                        p -> answered(claimed(1).handled(new PermanentMessageException("no"), true, 0.3), null),
+                        p -> answered(claimed(MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0), REJECT)),
+                        List.of(Verdict.reject(SettleReason.PERMANENT, "acemq:permanent-failure", "no"),
+                                rejected(SettleReason.POISON, "acemq:max-attempts-exceeded"))),
                 new Row("the store cannot be reached (`FAIL_CLOSED`, default)", List.of(
                         p -> p.decide(fresh().storeFailed("down", false)),
                         p -> p.decide(DeliveryFacts.received(false, null, true, true))),
@@ -244,6 +283,24 @@ class OutcomePolicyTest {
                         .isEqualTo(decided);
             }
         }
+    }
+
+    @Test
+    void theRejectionHandlerIsAskedAboutRejectionsOnlyAndOnlyWhenTheSubscriptionHasOne() {
+        OutcomePolicy without = policy(StoreFailurePolicy.FAIL_CLOSED);
+        Verdict poison = without.decide(claimed(MAX_ATTEMPTS + 1));
+        assertThat(poison.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(without.consults(poison)).as("no handler: the rejection proceeds").isFalse();
+        assertThat(without.confirms(poison)).isFalse();
+        OutcomePolicy with = WITH_REJECTION_HANDLER;
+        assertThat(with.consults(with.decide(claimed(1).handled(new IllegalStateException(), true, 0))))
+                .as("a transient failure is not a rejection").isFalse();
+        assertThat(with.consults(with.decide(fresh().claimed(ClaimResult.ALREADY_CONFIRMED, 1)))).isFalse();
+        assertThat(with.consults(Verdict.RUN)).isFalse();
+        assertThatThrownBy(() -> with.afterRejectionHandler(Verdict.PROCESSED, ACCEPT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rejections only");
+        assertThat(with.confirms(answered(claimed(MAX_ATTEMPTS + 1), ACCEPT))).as("taken over: done").isTrue();
+        assertThat(with.confirms(answered(claimed(MAX_ATTEMPTS + 1), REJECT))).isFalse();
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.IdempotencyStore;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.micrometer.AcemqProcessObservationConvention;
 import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
@@ -69,10 +70,38 @@ public final class AcemqAutoConfiguration {
             ObjectProvider<IdempotencyStore> store, BodyConverter converter, ObjectProvider<SslBundles> sslBundles,
             ObjectProvider<ListenerContainer.ObserverBinding> observer,
             ObjectProvider<ListenerContainer.TransactionalHandlers> transactional,
-            ObjectProvider<AcemqConsumerCustomizer> customizers) {
+            ObjectProvider<AcemqConsumerCustomizer> customizers, ObjectProvider<RejectionHandler> rejectionHandlers,
+            BeanFactory beans) {
         return new ListenerContainer(properties, listeners, store::getObject, converter,
                 () -> ConsumerSettings.connection(properties.getConnection(), sslBundles.getIfAvailable()),
-                observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList());
+                observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
+                rejectionHandlers(rejectionHandlers, beans));
+    }
+
+    /**
+     * The application's {@link RejectionHandler} beans: a listener's {@code rejectionHandler} names one; the others
+     * get the only (or primary) one, if any. Several and no primary is an error for a listener that names none.
+     */
+    static ListenerSettings.RejectionHandlers rejectionHandlers(ObjectProvider<RejectionHandler> all,
+            BeanFactory beans) {
+        return new ListenerSettings.RejectionHandlers() {
+            @Override
+            public RejectionHandler named(String beanName) {
+                return beans.containsBean(beanName) && beans.isTypeMatch(beanName, RejectionHandler.class)
+                        ? beans.getBean(beanName, RejectionHandler.class) : null;
+            }
+
+            @Override
+            public RejectionHandler fallback() {
+                RejectionHandler unique = all.getIfUnique();
+                if (unique == null && all.stream().findAny().isPresent()) {
+                    throw new IllegalStateException("The application has several " + RejectionHandler.class.getName()
+                            + " beans and none is @Primary: mark one @Primary, or name one on each @AcemqListener "
+                            + "(rejectionHandler) or in acemq.listeners.<name>.rejection-handler");
+                }
+                return unique;
+            }
+        };
     }
 
     /** {@code acemq.store.type=memory} (the default). */

@@ -20,12 +20,27 @@ import org.acemq.amqp.spring.BodyConverter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.core.Ordered;
 
 /**
  * Runs every {@code @AcemqListener} on one {@link AmqpConsumer}: builds it from the properties, the store, the
  * listeners and the observer binding on {@link #start()}, closes it gracefully on {@link #stop()}.
+ *
+ * <p>When its context closes it stops on the {@link ContextClosedEvent}, ahead of the lifecycle processor: Boot closes
+ * the application's {@code MeterRegistry} beans on that same event (its {@code MeterRegistryCloser}, which has no
+ * order), and a closed registry registers no new meter, so the settlements made while the consumer closes (the
+ * deliveries released at shutdown, the running handlers' outcomes) would go uncounted if the container waited for
+ * its lifecycle phase. This listener is ordered first ({@link #CLOSE_ORDER}).
  */
-final class ListenerContainer implements AcemqListenerContainer, SmartInitializingSingleton {
+final class ListenerContainer implements AcemqListenerContainer, SmartInitializingSingleton,
+        ApplicationListener<ContextClosedEvent>, ApplicationContextAware, Ordered {
+
+    /** The order of the container's {@link ContextClosedEvent} listener: before every unordered one. */
+    static final int CLOSE_ORDER = Ordered.HIGHEST_PRECEDENCE + 100;
 
     private static final Logger LOG = LoggerFactory.getLogger(ListenerContainer.class);
 
@@ -50,8 +65,10 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final ObserverBinding observerBinding;
     private final TransactionalHandlers transactionalHandlers;
     private final List<AcemqConsumerCustomizer> customizers;
+    private final ListenerSettings.RejectionHandlers rejectionHandlers;
     private final Object lock = new Object();
     private volatile AmqpConsumer consumer;
+    private volatile ApplicationContext context;
 
     /** Supplies the connection settings at start (SSL bundles are resolved then). */
     interface ConnectionSettingsSource {
@@ -62,6 +79,15 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
             List<AcemqConsumerCustomizer> customizers) {
+        this(properties, listeners, store, converter, connection, observerBinding, transactionalHandlers, customizers,
+                ListenerSettings.RejectionHandlers.NONE);
+    }
+
+    ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
+            Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
+            ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
+            List<AcemqConsumerCustomizer> customizers, ListenerSettings.RejectionHandlers rejectionHandlers) {
+        this.rejectionHandlers = rejectionHandlers;
         this.properties = properties;
         this.listeners = listeners;
         this.store = store;
@@ -129,10 +155,11 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                         + endpoint.describe() + "); give one of them another name");
             }
             MessageHandler handler = invoker;
-            if (s.transactional()) {
+            s.rejectionHandlers(rejectionHandlers);
+            if (s.databaseTransaction()) {
                 if (transactionalHandlers == null) {
-                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is "
-                            + "transactional, which needs spring-jdbc and spring-tx on the class path "
+                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") has "
+                            + "databaseTransaction, which needs spring-jdbc and spring-tx on the class path "
                             + "(spring-boot-starter-jdbc)");
                 }
                 if (idempotencyStore == null) {
@@ -189,6 +216,24 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                         + "their deliveries go back to the broker");
             }
         }
+    }
+
+    @Override
+    public void setApplicationContext(ApplicationContext applicationContext) {
+        this.context = applicationContext;
+    }
+
+    /** Stops when this container's own context closes (a child context's event reaches the parent's listeners too). */
+    @Override
+    public void onApplicationEvent(ContextClosedEvent event) {
+        if (event.getApplicationContext() == context) {
+            stop();
+        }
+    }
+
+    @Override
+    public int getOrder() {
+        return CLOSE_ORDER;
     }
 
     @Override

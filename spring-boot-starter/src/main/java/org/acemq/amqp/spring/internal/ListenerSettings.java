@@ -15,6 +15,7 @@ import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.Subscription;
@@ -34,6 +35,30 @@ final class ListenerSettings {
     private final AcemqProperties.Listener properties;
     private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
     private final KeyExpression.PayloadReader payload;
+    private RejectionHandlers rejectionHandlers = RejectionHandlers.NONE;
+
+    /** The application's {@link RejectionHandler} beans, as a listener can reach them. */
+    interface RejectionHandlers {
+
+        /** No bean factory: no default handler, and a named one cannot be found. */
+        RejectionHandlers NONE = new RejectionHandlers() {
+            @Override
+            public RejectionHandler named(String beanName) {
+                return null;
+            }
+
+            @Override
+            public RejectionHandler fallback() {
+                return null;
+            }
+        };
+
+        /** @return the RejectionHandler bean of that name, or null if there is none */
+        RejectionHandler named(String beanName);
+
+        /** @return the handler of listeners that name none: the only or primary bean, or null */
+        RejectionHandler fallback();
+    }
 
     /**
      * @param name the listener's name (the key of its properties)
@@ -82,10 +107,51 @@ final class ListenerSettings {
         return address;
     }
 
-    /** @return whether the handler and the confirm run in one database transaction */
-    boolean transactional() {
-        Boolean value = pick(properties.getTransactional(), "transactional", v -> bool("transactional", v));
+    /**
+     * @param handlers where the listener's rejection handler is looked up
+     * @return this
+     */
+    ListenerSettings rejectionHandlers(RejectionHandlers handlers) {
+        this.rejectionHandlers = handlers;
+        return this;
+    }
+
+    /**
+     * @return whether the handler and the confirm run in one database transaction: {@code databaseTransaction}, or
+     *     its deprecated alias {@code transactional} (never both, in the attributes or in the properties)
+     */
+    @SuppressWarnings("deprecation")
+    boolean databaseTransaction() {
+        if (attributes.containsKey("databaseTransaction") && attributes.containsKey("transactional")) {
+            throw invalid("sets both databaseTransaction and transactional, its deprecated former name; keep "
+                    + "databaseTransaction only");
+        }
+        if (properties.getDatabaseTransaction() != null && properties.getTransactional() != null) {
+            throw invalid("acemq.listeners." + name + ".database-transaction and .transactional, its deprecated "
+                    + "former name, are both set; keep database-transaction only");
+        }
+        Boolean property = properties.getDatabaseTransaction() != null ? properties.getDatabaseTransaction()
+                : properties.getTransactional();
+        String attribute = attributes.containsKey("databaseTransaction") ? "databaseTransaction" : "transactional";
+        Boolean value = pick(property, attribute, v -> bool(attribute, v));
         return value != null && value;
+    }
+
+    /**
+     * @return the listener's rejection handler: the bean its {@code rejectionHandler} names, else the application's
+     *     default one, else null
+     */
+    RejectionHandler rejectionHandler() {
+        String beanName = pick(properties.getRejectionHandler(), "rejectionHandler", Function.identity());
+        if (beanName == null) {
+            return rejectionHandlers.fallback();
+        }
+        RejectionHandler handler = rejectionHandlers.named(beanName);
+        if (handler == null) {
+            throw invalid("rejectionHandler names '" + beanName + "', which is not a bean of type "
+                    + RejectionHandler.class.getName());
+        }
+        return handler;
     }
 
     /** @return the transaction manager's bean name, or null for the only one */
@@ -160,6 +226,10 @@ final class ListenerSettings {
             Fingerprint fingerprint = fingerprint();
             if (fingerprint != null) {
                 b.fingerprint(fingerprint);
+            }
+            RejectionHandler rejectionHandler = rejectionHandler();
+            if (rejectionHandler != null) {
+                b.rejectionHandler(rejectionHandler);
             }
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {

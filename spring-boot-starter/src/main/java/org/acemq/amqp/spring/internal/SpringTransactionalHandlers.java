@@ -25,7 +25,7 @@ final class SpringTransactionalHandlers implements ListenerContainer.Transaction
     public MessageHandler wrap(MessageHandler listener, IdempotencyStore store, String transactionManager,
             String description) {
         if (!(store instanceof JdbcIdempotencyStore jdbc)) {
-            throw new IllegalStateException("AceMQ listener " + description + " is transactional, which needs the "
+            throw new IllegalStateException("AceMQ listener " + description + " has databaseTransaction, which needs the "
                     + "JDBC store (acemq.store.type=jdbc, or a JdbcIdempotencyStore bean), but the store is a "
                     + store.getClass().getSimpleName());
         }
@@ -38,7 +38,7 @@ final class SpringTransactionalHandlers implements ListenerContainer.Transaction
             tm = null;
         }
         if (tm == null) {
-            throw new IllegalStateException("AceMQ listener " + description + " is transactional but "
+            throw new IllegalStateException("AceMQ listener " + description + " has databaseTransaction but "
                     + (transactionManager != null ? "there is no PlatformTransactionManager named '"
                             + transactionManager + "'" : "the application has no single PlatformTransactionManager; "
                             + "name one with transactionManager"));
@@ -46,7 +46,7 @@ final class SpringTransactionalHandlers implements ListenerContainer.Transaction
         DataSource dataSource = tm instanceof ResourceTransactionManager r && r.getResourceFactory() instanceof DataSource d
                 ? d : beans.getBeanProvider(DataSource.class).getIfUnique();
         if (dataSource == null) {
-            throw new IllegalStateException("AceMQ listener " + description + " is transactional, but the DataSource "
+            throw new IllegalStateException("AceMQ listener " + description + " has databaseTransaction, but the DataSource "
                     + "of transaction manager " + tm + " cannot be determined (no single DataSource bean)");
         }
         return new TransactionalListenerHandler(listener, jdbc, dataSource, tm, description);

@@ -15,6 +15,7 @@ import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqListenerContainer;
@@ -141,9 +142,30 @@ class AcemqAutoConfigurationTest {
     @Test
     void aTransactionalListenerOnTheMemoryStoreFailsAtStartup() {
         runner.withUserConfiguration(Listeners.class)
-                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.transactional=true")
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.database-transaction=true")
                 .run(context -> assertThat(context).getFailure()
-                        .hasMessageContaining("is transactional, which needs the JDBC store"));
+                        .hasMessageContaining("has databaseTransaction, which needs the JDBC store"));
+    }
+
+    @Test
+    void theApplicationsRejectionHandlerBeanIsPickedUpAndAListenerCanNameAnother() {
+        RejectionHandler parking = r -> RejectionHandler.Decision.ACCEPT;
+        RejectionHandler audit = r -> RejectionHandler.Decision.REJECT;
+        runner.withUserConfiguration(Listeners.class).withPropertyValues("orders.queue=orders")
+                .run(context -> assertThat(subscriptions(context).get(0).rejectionHandler())
+                        .as("no bean: rejections proceed as decided").isEmpty());
+        runner.withUserConfiguration(Listeners.class).withBean("parking", RejectionHandler.class, () -> parking)
+                .withPropertyValues("orders.queue=orders")
+                .run(context -> assertThat(subscriptions(context).get(0).rejectionHandler()).containsSame(parking));
+        runner.withUserConfiguration(Listeners.class).withBean("parking", RejectionHandler.class, () -> parking)
+                .withBean("audit", RejectionHandler.class, () -> audit)
+                .withPropertyValues("orders.queue=orders", "acemq.listeners.orders.rejection-handler=audit")
+                .run(context -> assertThat(subscriptions(context).get(0).rejectionHandler()).containsSame(audit));
+        runner.withUserConfiguration(Listeners.class).withBean("parking", RejectionHandler.class, () -> parking)
+                .withBean("audit", RejectionHandler.class, () -> audit)
+                .withPropertyValues("orders.queue=orders")
+                .run(context -> assertThat(context).getFailure().hasStackTraceContaining("several "
+                        + "org.acemq.amqp.consumer.RejectionHandler beans and none is @Primary"));
     }
 
     @Test

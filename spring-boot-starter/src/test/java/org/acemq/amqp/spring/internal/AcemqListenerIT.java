@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,6 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.ConsumerHealth;
+import org.acemq.amqp.consumer.RejectionHandler;
+import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.testsupport.AmqpTestClient;
@@ -24,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -143,6 +148,63 @@ class AcemqListenerIT {
         }
     }
 
+    /** The application's rejection handler: parks permanent failures, with the exception, in a queue of its own. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Orders.class)
+    static class ParkingApp {
+        final List<RejectionHandler.Rejection> seen = new CopyOnWriteArrayList<>();
+
+        @Bean(destroyMethod = "close")
+        AmqpTestClient parkingClient() {
+            return AmqpTestClient.connect(broker);
+        }
+
+        @Bean
+        RejectionHandler parkPermanentFailures(AmqpTestClient parkingClient, @Value("${test.queue}") String queue) {
+            return rejection -> {
+                seen.add(rejection);
+                if (rejection.reason() != SettleReason.PERMANENT) {
+                    return RejectionHandler.Decision.REJECT;
+                }
+                Throwable failure = rejection.failure().orElseThrow();
+                parkingClient.send(queue + ".parked", AmqpTestClient.message(
+                        rejection.envelope().orElseThrow().messageId(),
+                        rejection.envelope().orElseThrow().body(String.class))
+                        .property("exception-class", failure.getClass().getName())
+                        .property("exception-message", String.valueOf(failure.getMessage())));
+                return RejectionHandler.Decision.ACCEPT;
+            };
+        }
+    }
+
+    @Test
+    void aRejectionHandlerBeanTakesPermanentFailuresOverAndTheyAreAcceptedNotDeadLettered() {
+        String queue = "it-parking-" + UUID.randomUUID();
+        try (ConfigurableApplicationContext app = start(ParkingApp.class, "test.queue=" + queue);
+                AmqpTestClient client = AmqpTestClient.connect(broker)) {
+            MeterRegistry registry = app.getBean(MeterRegistry.class);
+            client.send(queue, order("p-1", "permanent"), order("d-1", "declared"), order("o-1", "ok"));
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                assertThat(count(registry, queue, "accepted", "permanent")).isEqualTo(2);
+                assertThat(count(registry, queue, "accepted", "processed")).isEqualTo(1);
+            });
+            assertThat(count(registry, queue, "rejected", "permanent")).isZero();
+            ParkingApp parking = app.getBean(ParkingApp.class);
+            assertThat(parking.seen).extracting(r -> r.envelope().orElseThrow().messageId())
+                    .containsExactlyInAnyOrder("p-1", "d-1");
+            assertThat(parking.seen).allSatisfy(r -> assertThat(r.subscription()).isEqualTo(queue));
+            List<AmqpTestClient.ReceivedMessage> parked = client.receive(queue + ".parked", 2, Duration.ofSeconds(30));
+            assertThat(parked).extracting(m -> m.properties().get("exception-class")).containsExactlyInAnyOrder(
+                    PermanentMessageException.class.getName(), IllegalArgumentException.class.getName());
+            assertThat(parked).extracting(m -> m.properties().get("exception-message")).containsExactlyInAnyOrder(
+                    "order p-1 is invalid", "order d-1 has no customer");
+            await().atMost(Duration.ofSeconds(30)).until(() -> broker.messageCount(queue) == 0);
+            assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(queue))).as("nothing dead-lettered")
+                    .isZero();
+        }
+    }
+
     @Test
     void healthGoesDownWhileTheBrokerIsUnreachableAndUpAgain() throws Exception {
         String queue = "it-health-" + UUID.randomUUID();
@@ -240,12 +302,18 @@ class AcemqListenerIT {
         }
     }
 
+    /**
+     * Also what the close reports: Boot closes the application's meter registries on the context-closed event, and a
+     * closed registry registers no new meter, so the container stops on that event ahead of them and the releases
+     * made at shutdown are counted ({@code released}/{@code shutdown}) with the running handler's outcome.
+     */
     @Test
     void closingTheContextLetsTheRunningHandlerFinishAndReleasesTheRest() throws Exception {
         String queue = "it-shutdown-" + UUID.randomUUID();
         ConfigurableApplicationContext app = start(SlowApp.class, "test.queue=" + queue);
         Slow slow = app.getBean(Slow.class);
         AcemqListenerContainer container = app.getBean(AcemqListenerContainer.class);
+        MeterRegistry registry = app.getBean(MeterRegistry.class);
         try (AmqpTestClient client = AmqpTestClient.connect(broker)) {
             client.send(queue, AmqpTestClient.message("m-slow", "slow"));
             assertThat(slow.started.await(30, TimeUnit.SECONDS)).isTrue();
@@ -273,6 +341,12 @@ class AcemqListenerIT {
             });
             assertThat(client.receive(queue, 4, Duration.ofSeconds(30))).extracting(m -> m.body())
                     .containsExactlyInAnyOrder("waiting-0", "waiting-1", "waiting-2", "waiting-3");
+            assertThat(registry.isClosed()).as("Boot closed the registry with the context").isTrue();
+            assertThat(count(registry, queue, "released", "shutdown")).as("the four waiting deliveries, released at "
+                    + "shutdown").isEqualTo(4);
+            assertThat(count(registry, queue, "accepted", "processed")).as("the running handler").isEqualTo(1);
+            assertThat(registry.find("acemq.consumer.deliveries").tag("subscription", queue).counters().stream()
+                    .mapToDouble(c -> c.count()).sum()).as("nothing else").isEqualTo(5);
         } finally {
             slow.release.countDown();
             app.close();

@@ -303,7 +303,7 @@ class JdbcStarterIT {
             this.jdbc = jdbc;
         }
 
-        @AcemqListener(address = "${test.queue}", concurrency = "4", transactional = "true")
+        @AcemqListener(address = "${test.queue}", concurrency = "4", databaseTransaction = "true")
         void onPayment(String body, Envelope envelope) {
             jdbc.update("INSERT INTO effects (id, attempt) VALUES (?, ?)", body, envelope.attempt());
             if (envelope.attempt() == 1 && body.startsWith("kill")) {

@@ -1,6 +1,7 @@
 package org.acemq.amqp.spring.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.mockito.Mockito.RETURNS_SELF;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.mockingDetails;
@@ -24,6 +25,7 @@ import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
@@ -60,6 +62,22 @@ class SettingsCoverageTest {
     /** ConnectionSettings.Builder methods not taken from acemq.connection.*, and why. */
     static final Map<String, String> CONNECTION_EXCLUSIONS = Map.of(
             "build", "terminal operation");
+
+    /** The rejection handler bean the fixtures name. */
+    static final RejectionHandler PARKING = r -> RejectionHandler.Decision.ACCEPT;
+
+    /** A bean factory with one RejectionHandler bean, "parking", and no default. */
+    static final ListenerSettings.RejectionHandlers BEANS = new ListenerSettings.RejectionHandlers() {
+        @Override
+        public RejectionHandler named(String beanName) {
+            return beanName.equals("parking") ? PARKING : null;
+        }
+
+        @Override
+        public RejectionHandler fallback() {
+            return null;
+        }
+    };
 
     static Set<String> publicSetters(Class<?> builder) {
         return Arrays.stream(builder.getMethods())
@@ -100,13 +118,15 @@ class SettingsCoverageTest {
         p.setKey("headers['orderId']");
         p.setFingerprintProperties(List.of("tenant", "region"));
         p.setOnConflict(Fingerprint.Action.REJECT);
+        p.setRejectionHandler("parking");
         return p;
     }
 
     @Test
     void everySubscriptionBuilderSetterIsReachableFromProperties() {
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
-        new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).applyTo(b);
+        new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).rejectionHandlers(BEANS)
+                .applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
         missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
@@ -121,12 +141,12 @@ class SettingsCoverageTest {
         ListenerEndpoint endpoint = processor.endpoints().get(0);
         Set<String> unset = new TreeSet<>(ListenerAnnotationProcessor.STRING_ATTRIBUTES);
         unset.removeAll(endpoint.attributes().keySet());
-        assertThat(unset).as("the fixture sets every attribute but key, which excludes keyProperty")
-                .containsExactly("key");
+        assertThat(unset).as("the fixture sets every attribute but key, which excludes keyProperty, and the "
+                + "deprecated transactional, which excludes databaseTransaction").containsExactly("key", "transactional");
 
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
         new ListenerSettings("orders", "test", endpoint.attributes(), endpoint.permanentFailures(),
-                new AcemqProperties.Listener()).applyTo(b);
+                new AcemqProperties.Listener()).rejectionHandlers(BEANS).applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
         missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
@@ -138,7 +158,7 @@ class SettingsCoverageTest {
     void propertiesReachTheSubscriptionWithTheirValues() {
         MessageHandler handler = e -> { };
         ListenerSettings s = new ListenerSettings("orders-name", "test", Map.of(), List.of(),
-                everyListenerProperty());
+                everyListenerProperty()).rejectionHandlers(BEANS);
         Subscription sub = s.applyTo(Subscription.builder(s.address(), handler)).build();
 
         assertThat(sub.name()).isEqualTo("orders-name");
@@ -166,6 +186,7 @@ class SettingsCoverageTest {
                 .isEqualTo("o-7");
         assertThat(sub.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
                 .onConflict(Fingerprint.Action.REJECT));
+        assertThat(sub.rejectionHandler()).containsSame(PARKING);
     }
 
     @Test
@@ -174,7 +195,7 @@ class SettingsCoverageTest {
         processor.postProcessAfterInitialization(new EveryAttribute(), "everyAttribute");
         ListenerEndpoint endpoint = processor.endpoints().get(0);
         ListenerSettings s = new ListenerSettings("orders-name", "test", endpoint.attributes(),
-                endpoint.permanentFailures(), new AcemqProperties.Listener());
+                endpoint.permanentFailures(), new AcemqProperties.Listener()).rejectionHandlers(BEANS);
         Subscription sub = s.applyTo(Subscription.builder(s.address(), e -> { })).build();
 
         assertThat(sub.address()).isEqualTo("orders-q");
@@ -194,7 +215,8 @@ class SettingsCoverageTest {
         assertThat(sub.transactionBatchSize()).isEqualTo(5);
         assertThat(sub.transactionBatchTime()).isEqualTo(Duration.ofMillis(20));
         assertThat(sub.renewLeases()).isFalse();
-        assertThat(s.transactional()).isTrue();
+        assertThat(s.databaseTransaction()).isTrue();
+        assertThat(sub.rejectionHandler()).containsSame(PARKING);
         assertThat(s.transactionManager()).isEqualTo("txManager");
         assertThat(sub.scope()).contains("orders-scope");
         assertThat(sub.keySource()).isEqualTo(KeySource.applicationProperty("orderId"));
@@ -299,7 +321,8 @@ class SettingsCoverageTest {
                 retryBackoffJitter = "0", sourceCapability = "none", inProgressDelay = "2s", missingIdPolicy = "body-hash",
                 missingIdProperty = "unused-with-body-hash", sessionGroup = "g", linkName = "link-a",
                 transactionBatchSize = "5", transactionBatchTime = "20ms", renewLeases = "false",
-                transactional = "true", transactionManager = "txManager", scope = "orders-scope",
+                databaseTransaction = "true", transactionManager = "txManager", scope = "orders-scope",
+                rejectionHandler = "parking",
                 keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
                 onConflict = "reject")
         void onMessage(String body) {
@@ -327,5 +350,86 @@ class SettingsCoverageTest {
         @AcemqListener(address = "keyed-q", key = "messageId + '/' + headers['line']")
         void onMessage(String body) {
         }
+    }
+
+    // ------------------------------------------------------------------ databaseTransaction and its former name
+
+    static class FormerName {
+        @SuppressWarnings("deprecation")
+        @AcemqListener(address = "q", transactional = "true")
+        void onMessage(String body) {
+        }
+    }
+
+    static class BothNames {
+        @SuppressWarnings("deprecation")
+        @AcemqListener(address = "q", transactional = "true", databaseTransaction = "false")
+        void onMessage(String body) {
+        }
+    }
+
+    static ListenerSettings settingsOf(Object bean, AcemqProperties.Listener properties) {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(bean, "bean");
+        ListenerEndpoint endpoint = processor.endpoints().get(0);
+        return new ListenerSettings("q", "Bean.onMessage", endpoint.attributes(), endpoint.permanentFailures(),
+                properties);
+    }
+
+    @Test
+    @SuppressWarnings("deprecation")
+    void theDeprecatedTransactionalStillMeansADatabaseTransactionAndSettingBothNamesFails() {
+        assertThat(settingsOf(new FormerName(), new AcemqProperties.Listener()).databaseTransaction()).isTrue();
+        AcemqProperties.Listener former = new AcemqProperties.Listener();
+        former.setTransactional(true);
+        assertThat(settingsOf(new KeyAttribute(), former).databaseTransaction()).isTrue();
+        AcemqProperties.Listener current = new AcemqProperties.Listener();
+        current.setDatabaseTransaction(false);
+        assertThat(settingsOf(new FormerName(), current).databaseTransaction())
+                .as("the property wins over the attribute, whichever name").isFalse();
+
+        assertThatThrownBy(() -> settingsOf(new BothNames(), new AcemqProperties.Listener()).databaseTransaction())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): sets both databaseTransaction and transactional, its "
+                        + "deprecated former name; keep databaseTransaction only");
+        AcemqProperties.Listener both = new AcemqProperties.Listener();
+        both.setTransactional(true);
+        both.setDatabaseTransaction(true);
+        assertThatThrownBy(() -> settingsOf(new KeyAttribute(), both).databaseTransaction())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("acemq.listeners.q.database-transaction and .transactional, its deprecated former "
+                        + "name, are both set");
+    }
+
+    // ------------------------------------------------------------------ rejection handler
+
+    @Test
+    void aListenerWithoutRejectionHandlerGetsTheApplicationsDefaultAndAnUnknownBeanNameFails() {
+        RejectionHandler fallback = r -> RejectionHandler.Decision.REJECT;
+        ListenerSettings.RejectionHandlers withDefault = new ListenerSettings.RejectionHandlers() {
+            @Override
+            public RejectionHandler named(String beanName) {
+                return BEANS.named(beanName);
+            }
+
+            @Override
+            public RejectionHandler fallback() {
+                return fallback;
+            }
+        };
+        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).rejectionHandlers(withDefault)
+                .build(e -> { }).rejectionHandler()).containsSame(fallback);
+        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).rejectionHandlers(BEANS)
+                .build(e -> { }).rejectionHandler()).as("no bean: rejections proceed").isEmpty();
+        AcemqProperties.Listener named = new AcemqProperties.Listener();
+        named.setRejectionHandler("parking");
+        assertThat(settingsOf(new KeyAttribute(), named).rejectionHandlers(withDefault).build(e -> { })
+                .rejectionHandler()).as("the named bean wins over the default").containsSame(PARKING);
+        AcemqProperties.Listener unknown = new AcemqProperties.Listener();
+        unknown.setRejectionHandler("nope");
+        assertThatThrownBy(() -> settingsOf(new KeyAttribute(), unknown).rejectionHandlers(withDefault)
+                .build(e -> { })).isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): rejectionHandler names 'nope', which is not a bean "
+                        + "of type org.acemq.amqp.consumer.RejectionHandler");
     }
 }

@@ -9,7 +9,7 @@ import org.springframework.stereotype.Component;
 
 /**
  * The application's only AceMQ code: one annotated method. "Applying" an order counts its effect; a real listener
- * would write to a database (see {@code transactional = "true"} in docs/spring-boot.md) or call a service. The
+ * would write to a database (see {@code databaseTransaction = "true"} in docs/spring-boot.md) or call a service. The
  * faults are carried by the orders themselves: {@code transient} fails the first attempt, {@code poison} every one.
  */
 @Component
