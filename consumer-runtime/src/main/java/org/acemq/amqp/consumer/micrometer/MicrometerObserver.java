@@ -223,6 +223,8 @@ public final class MicrometerObserver implements ConsumerObserver {
         m.delivery(outcome, reason).increment();
         if (reason == SettleReason.POISON) {
             m.poison.increment();
+        } else if (reason == SettleReason.BEYOND_CREDIT) {
+            m.beyondCredit.increment();
         }
     }
 
@@ -286,6 +288,7 @@ public final class MicrometerObserver implements ConsumerObserver {
         final AtomicReferenceArray<Counter> deliveries = new AtomicReferenceArray<>(OUTCOMES.length * REASONS.length);
         final Counter abandoned;
         final Counter poison;
+        final Counter beyondCredit;
         final Counter bypassed;
         final Timer handlerSuccess;
         final Timer handlerFailure;
@@ -297,6 +300,7 @@ public final class MicrometerObserver implements ConsumerObserver {
             }
             abandoned = counter(AcemqMeter.ABANDONED, name);
             poison = counter(AcemqMeter.POISON, name);
+            beyondCredit = counter(AcemqMeter.BEYOND_CREDIT, name);
             bypassed = counter(AcemqMeter.STORE_BYPASSED, name);
             handlerSuccess = timer(AcemqMeter.HANDLER_DURATION, name, SUCCESS);
             handlerFailure = timer(AcemqMeter.HANDLER_DURATION, name, FAILURE);
