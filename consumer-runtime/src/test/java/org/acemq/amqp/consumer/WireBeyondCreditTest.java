@@ -152,4 +152,74 @@ class WireBeyondCreditTest {
             assertThat(log.lines("beyond the link credit")).hasSize(1);
         }
     }
+    /**
+     * A delivery belongs to the link incarnation it arrived on, and so does the credit it is judged against. The
+     * first peer's link is granted W = 3 and carries one delivery, whose handler blocks; the connection drops. On the
+     * second peer protonj2 re-attaches the receiver and re-grants the 2 credits left; the peer then sends 4 transfers:
+     * the 2 within that credit are kept (not released as if the new link had none), the other 2 are released at once
+     * and counted, and the WARN names the new link incarnation, once.
+     */
+    @Test
+    void afterAReconnectTheNewLinkIsJudgedAgainstTheCreditProtonj2GrantedAgain() throws Exception {
+        List<String> handled = new CopyOnWriteArrayList<>();
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        RecordingObserver observer = new RecordingObserver();
+        try (ProtonTestServer first = new ProtonTestServer(); ProtonTestServer second = new ProtonTestServer();
+             StandardErrorTee log = new StandardErrorTee()) {
+            expectConnectAndBegin(first);
+            first.expectAttach().ofReceiver().withName("orders-link").respond();
+            first.expectFlow().withLinkCredit(3);
+            first.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
+                    .withMessageFormat(0).withPayload(encoded("m-0", "m-0")).queue();
+            first.start();
+
+            expectConnectAndBegin(second);
+            second.expectAttach().ofReceiver().withName("orders-link").respond();
+            WireLog wire = WireLog.acceptAnythingThenClose(second, 50, 1, 1);
+            second.start();
+
+            java.net.URI failover = second.getServerURI();
+            ConnectionSettings settings = ScriptedPeer.settings(first)
+                    .reconnect(true)
+                    .failover(failover.getHost(), failover.getPort())
+                    .reconnectDelay(Duration.ofMillis(10), Duration.ofMillis(100))
+                    .build();
+            try (AmqpConsumer consumer = AmqpConsumer.builder()
+                    .connection(settings)
+                    .store(InMemoryIdempotencyStore.ofDefaults())
+                    .observer(observer)
+                    .subscribe(Subscription.builder("orders", e -> {
+                        handled.add(e.body(String.class));
+                        if (e.body(String.class).equals("m-0")) {
+                            entered.countDown();
+                            letGo.await();
+                        }
+                    }).linkName("orders-link").concurrency(1).prefetch(2).build())
+                    .start()) {
+                assertThat(entered.await(5, TimeUnit.SECONDS)).isTrue();
+                first.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                first.dropConnection();
+                // protonj2's re-attach grants what the old link had left (its attach carried no delivery-count here)
+                await().until(() -> wire.flows(0).stream().anyMatch(f -> f.credit() == 2));
+
+                for (int id = 0; id < 4; id++) {
+                    WireLog.transfer(second, 0, 0, id, encoded("n-" + id, "n-" + id));
+                }
+                await().until(() -> wire.dispositions.size() == 2);
+                assertThat(wire.outcome(0, 2)).isEqualTo("released");
+                assertThat(wire.outcome(0, 3)).isEqualTo("released");
+                assertThat(observer.settled).containsExactly(BEYOND, BEYOND);
+
+                letGo.countDown();
+                await().until(() -> "accepted".equals(wire.outcome(0, 0)) && "accepted".equals(wire.outcome(0, 1)));
+                assertThat(handled).containsExactly("m-0", "n-0", "n-1");
+                await().until(() -> observer.abandoned.get() == 1); // m-0: its connection is gone
+                assertThat(log.lines("beyond the link credit")).singleElement()
+                        .satisfies(line -> assertThat(line).contains("orders#2"));
+            }
+            second.waitForScriptToComplete(5, TimeUnit.SECONDS);
+            assertThat(wire.dispositions).hasSize(4);
+        }
+    }
 }

@@ -226,7 +226,6 @@ final class EngineHooks {
         private int drainEvents;
         private int credit;           // the engine's credit after the last event the hooks saw
 
-
         private Hooked(Receiver receiver, Listener listener) {
             this.receiver = receiver;
             this.listener = listener;
