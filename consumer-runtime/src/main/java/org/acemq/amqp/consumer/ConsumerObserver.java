@@ -60,7 +60,7 @@ public interface ConsumerObserver {
      * @param messageKey the message's key in the idempotency store: its scope, {@code |}, and the key within the
      *     scope (the message-id with its type prefix, e.g. {@code orders|s:order-42}, as the README's "What counts as
      *     a duplicate" section says, or the key the subscription's key source or missing-id policy derived); {@code null} when the message had none (undecodable, or no id and the policy
-     *     rejects it). Raw: escape it before logging.
+     *     rejects it) or was never read ({@link SettleReason#BEYOND_CREDIT}). Raw: escape it before logging.
      * @param outcome the AMQP outcome
      * @param reason why
      */

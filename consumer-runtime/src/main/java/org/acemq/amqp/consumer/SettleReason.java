@@ -32,5 +32,11 @@ public enum SettleReason {
      * released). A claimed delivery whose link died while it waited for a handler thread is decided the same way; it
      * cannot be settled on the dead link and is reported {@linkplain ConsumerObserver#abandoned abandoned}.
      */
-    SHUTDOWN
+    SHUTDOWN,
+    /**
+     * The broker sent the delivery beyond the link credit the consumer had granted (RabbitMQ 3.x does this under load:
+     * rabbitmq-server#2597). It is {@code released} the moment it arrives, unread: no store call, no handler, no
+     * claim. The broker sends it again later; a release does not count as a delivery attempt.
+     */
+    BEYOND_CREDIT
 }

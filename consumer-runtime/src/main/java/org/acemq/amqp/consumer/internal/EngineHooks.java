@@ -8,6 +8,7 @@ import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.engine.EventHandler;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.apache.qpid.protonj2.engine.Scheduler;
+import org.apache.qpid.protonj2.types.messaging.Released;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,6 +23,18 @@ import org.slf4j.LoggerFactory;
  * grants credit and starts drains without blocking the caller, and writes settled dispositions outside transactions
  * as its own I/O-thread tasks, which drop a disposition whose connection failed while it waited in the I/O thread's
  * queue ({@link Hooked#settle}) instead of handing it to a shut-down engine.
+ *
+ * <p><b>Deliveries beyond credit.</b> protonj2 does not fail a link whose peer sends more transfers than the link
+ * credit allows: it floors the credit at 0, counts the transfer in the delivery-count and queues the delivery like any
+ * other. RabbitMQ 3.x does exactly that under load (its AMQP 1.0 plugin re-grants the queue credit for deliveries it
+ * has buffered but not yet sent: rabbitmq-server#2597), so a consumer would hold far more than it asked for. The read
+ * hook therefore decides, before protonj2's client sees a completed delivery, whether the link had any credit left for
+ * it: the hook knows the credit after every event that changes it (its own grants, the broker's flows, each transfer,
+ * since protonj2 re-grants credit by itself only when it re-creates a link, before the hooks go on). A delivery that
+ * arrives when that credit was 0 and that the broker did not settle is released at once on the I/O thread, its bytes
+ * given back to the session window, and never queued in the client: no store call, no handler, no slot. The
+ * {@link Listener} is told. The runtime sends no flow while its own credit is used up, so the broker's excess stops
+ * once it has burnt what it granted itself.
  *
  * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types (the jars are automatic modules, whose
  * packages are open). If anything is missing (another protonj2 version) {@link #available()} is false, that is logged
@@ -60,6 +73,9 @@ final class EngineHooks {
          * @param description its error description, or null
          */
         void closedByPeer(String condition, String description);
+
+        /** A delivery arrived beyond the link's credit and was released unread (a disposition is on its way). */
+        void beyondCredit();
     }
 
     private final boolean available;
@@ -260,6 +276,7 @@ final class EngineHooks {
         private int events;           // arrivals and aborts since install
         private int drainCredit = -1; // credit when the pending drain started, -1 if none
         private int drainEvents;
+        private int credit;           // the engine's credit after the last event the hooks saw
 
         private Hooked(Receiver receiver, Listener listener) {
             this.receiver = receiver;
@@ -288,6 +305,7 @@ final class EngineHooks {
                 org.apache.qpid.protonj2.engine.Receiver engine = engine();
                 if (engine.isLocallyOpen()) {
                     engine.addCredit(credits);
+                    credit = engine.getCredit();
                 }
             });
         }
@@ -362,16 +380,59 @@ final class EngineHooks {
                     unwrap((EventHandler<IncomingDelivery>) abortedHandler.get(engine));
             EventHandler<org.apache.qpid.protonj2.engine.Receiver> credit =
                     unwrap((EventHandler<org.apache.qpid.protonj2.engine.Receiver>) creditHandler.get(engine));
-            engine.deliveryReadHandler(new Composite<>(read, d -> {
+            this.credit = engine.getCredit();
+            engine.deliveryReadHandler(new Composite<>(new CreditGate(read), d -> {
                 if (!d.isPartial()) {
-                    events++;
+                    this.credit = engine.getCredit();
                 }
             }));
             engine.deliveryAbortedHandler(new Composite<>(aborted, d -> {
-                events++;
-                listener.aborted();
+                if (this.credit > 0) {
+                    events++;
+                    listener.aborted(); // an abort beyond credit used none of ours
+                }
+                this.credit = engine.getCredit();
             }));
-            engine.creditStateUpdateHandler(new Composite<>(credit, r -> drainAnswered(r)));
+            engine.creditStateUpdateHandler(new Composite<>(credit, r -> {
+                this.credit = r.getCredit();
+                drainAnswered(r);
+            }));
+        }
+
+        /**
+         * In front of protonj2's read handler: a completed delivery that the link had no credit left for (and that
+         * the broker did not settle) is released and settled here and never reaches the client's queue; every other
+         * frame goes to protonj2. Runs before the credit is read again, so {@code credit} is still what the link had
+         * before this transfer.
+         */
+        private final class CreditGate implements EventHandler<IncomingDelivery> {
+            private final EventHandler<IncomingDelivery> original;
+
+            CreditGate(EventHandler<IncomingDelivery> original) {
+                this.original = original;
+            }
+
+            @Override
+            public void handle(IncomingDelivery d) {
+                if (d.isPartial()) {
+                    if (original != null) {
+                        original.handle(d);
+                    }
+                    return;
+                }
+                if (credit > 0 || d.isRemotelySettled()) {
+                    if (credit > 0) {
+                        events++;
+                    }
+                    if (original != null) {
+                        original.handle(d);
+                    }
+                    return;
+                }
+                d.claimAvailableBytes(); // its bytes no longer count against the session window
+                d.disposition(Released.getInstance(), true);
+                listener.beyondCredit();
+            }
         }
 
         private void drainAnswered(org.apache.qpid.protonj2.engine.Receiver engine) {
@@ -407,9 +468,18 @@ final class EngineHooks {
             }
         }
 
+        /** @return protonj2's own handler under the wrappers of an earlier install (of this link or another) */
         @SuppressWarnings("unchecked")
         private <T> EventHandler<T> unwrap(EventHandler<T> handler) {
-            return handler instanceof Hooked.Composite<?> c ? (EventHandler<T>) c.original : handler;
+            while (true) {
+                if (handler instanceof Hooked.Composite<?> c) {
+                    handler = (EventHandler<T>) c.original;
+                } else if (handler instanceof Hooked.CreditGate g) {
+                    handler = (EventHandler<T>) g.original;
+                } else {
+                    return handler;
+                }
+            }
         }
     }
 

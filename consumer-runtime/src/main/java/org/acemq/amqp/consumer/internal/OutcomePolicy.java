@@ -28,6 +28,7 @@ import org.acemq.amqp.consumer.Subscription;
 final class OutcomePolicy {
 
     private static final Verdict UNEXPECTED_FAILURE = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
+    private static final Verdict BEYOND_CREDIT = Verdict.settle(Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
 
     private final AcknowledgementMode mode;
     private final int maxAttempts;
@@ -160,6 +161,16 @@ final class OutcomePolicy {
      */
     Verdict unexpectedFailure() {
         return UNEXPECTED_FAILURE;
+    }
+
+    /**
+     * A delivery the broker sent beyond the link credit granted to it: it goes straight back, unread, before anything
+     * about the message is known; it holds no claim and no slot.
+     *
+     * @return the verdict for a delivery that arrived beyond the link's credit
+     */
+    Verdict beyondCredit() {
+        return BEYOND_CREDIT;
     }
 
     /**

@@ -57,6 +57,8 @@ final class ReceiverLink {
     private volatile EngineHooks.Hooked hooks;
     private volatile boolean attached;
     private volatile End end;
+    private final java.util.concurrent.atomic.AtomicBoolean beyondCredit =
+            new java.util.concurrent.atomic.AtomicBoolean();
     /** Slots of this link; guarded by {@code member.lock}. */
     int outstanding;
 
@@ -136,6 +138,11 @@ final class ReceiverLink {
     void finished() {
         state.decrementAndGet();
         outstanding--;
+    }
+
+    /** @return true the first time a delivery beyond this link's credit is reported (for a WARN once per link) */
+    boolean firstBeyondCredit() {
+        return beyondCredit.compareAndSet(false, true);
     }
 
     /** @return deliveries taken from the client and not finished */

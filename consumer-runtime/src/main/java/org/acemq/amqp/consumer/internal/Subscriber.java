@@ -158,6 +158,31 @@ final class Subscriber {
                     + (description == null ? "" : " \"" + description + "\"");
             runtime.control().execute(() -> linkLost(link, what, false, condition, description));
         }
+
+        @Override
+        public void beyondCredit() {
+            try {
+                runtime.control().execute(() -> releasedBeyondCredit(link));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                LOG.debug("Subscription '{}': a delivery beyond credit was released while closing", name);
+            }
+        }
+    }
+
+    /**
+     * A delivery arrived on {@code link} beyond the credit granted on it and the engine hooks released it unread:
+     * count it (released, {@code beyond_credit}: it never reached the store) and say why once per link incarnation.
+     */
+    private void releasedBeyondCredit(ReceiverLink link) {
+        Verdict v = policy.beyondCredit();
+        runtime.observer().settled(name, null, v.outcome(), v.reason());
+        if (link.firstBeyondCredit()) {
+            LOG.warn("Subscription '{}' on '{}' (link {}): the broker ({}) sent a delivery beyond the link credit it "
+                    + "was granted (a known RabbitMQ 3.x bug, rabbitmq-server#2597, gone with RabbitMQ 4's native "
+                    + "AMQP 1.0). Every such delivery is released at once, unread, and the broker redelivers it; it "
+                    + "is counted as released/beyond_credit. Said once per link.", name, spec.address(), link,
+                    runtime.profile());
+        }
     }
 
     private void setCurrent(ReceiverLink link) {

@@ -40,6 +40,11 @@ public enum AcemqMeter {
     POISON("acemq.consumer.poison", Type.COUNTER, null,
             "Messages rejected as poison (acemq:max-attempts-exceeded) after using up their attempts",
             TagKey.SUBSCRIPTION),
+    /** Deliveries the broker sent beyond the link credit granted, released unread (RabbitMQ 3.x). */
+    BEYOND_CREDIT("acemq.consumer.beyond.credit", Type.COUNTER, null,
+            "Deliveries the broker sent beyond the link credit granted, released at once unread (a RabbitMQ 3 bug; "
+                    + "the broker redelivers them)",
+            TagKey.SUBSCRIPTION),
     /** Handler runs without a claim (store down, {@code FAIL_OPEN}). */
     STORE_BYPASSED("acemq.consumer.store.bypassed", Type.COUNTER, null,
             "Handler runs without de-duplication because the store was down and the policy is FAIL_OPEN",
@@ -115,7 +120,8 @@ public enum AcemqMeter {
         public static final String OUTCOME = "outcome";
         /**
          * {@code processed}, {@code duplicate}, {@code in_progress}, {@code failed}, {@code permanent},
-         * {@code poison}, {@code store_unavailable}, {@code missing_id}, {@code undecodable}, {@code shutdown}.
+         * {@code poison}, {@code store_unavailable}, {@code missing_id}, {@code undecodable}, {@code shutdown},
+         * {@code beyond_credit}.
          */
         public static final String REASON = "reason";
         /**

@@ -224,6 +224,8 @@ public final class MicrometerObserver implements ConsumerObserver {
         if (reason == SettleReason.POISON && outcome == Outcome.REJECTED) {
             // one the application's RejectionHandler took over is accepted: deliveries{accepted,poison}, not here
             m.poison.increment();
+        } else if (reason == SettleReason.BEYOND_CREDIT) {
+            m.beyondCredit.increment();
         }
     }
 
@@ -293,6 +295,7 @@ public final class MicrometerObserver implements ConsumerObserver {
         final Counter abandoned;
         final Counter dropped;
         final Counter poison;
+        final Counter beyondCredit;
         final Counter bypassed;
         final Timer handlerSuccess;
         final Timer handlerFailure;
@@ -305,6 +308,7 @@ public final class MicrometerObserver implements ConsumerObserver {
             abandoned = counter(AcemqMeter.ABANDONED, name);
             dropped = counter(AcemqMeter.DISPOSITIONS_DROPPED, name);
             poison = counter(AcemqMeter.POISON, name);
+            beyondCredit = counter(AcemqMeter.BEYOND_CREDIT, name);
             bypassed = counter(AcemqMeter.STORE_BYPASSED, name);
             handlerSuccess = timer(AcemqMeter.HANDLER_DURATION, name, SUCCESS);
             handlerFailure = timer(AcemqMeter.HANDLER_DURATION, name, FAILURE);

@@ -217,6 +217,9 @@ class OutcomePolicyTest {
                 row("the connection or link died after the delivery was claimed and before a handler thread started it",
                         p -> p.decide(claimed(1).waited(false, true)),
                         Verdict.settle(Outcome.RELEASED, SettleReason.SHUTDOWN)),
+                row("the broker sent the delivery beyond the link credit granted (RabbitMQ 3.x under load: "
+                                + "rabbitmq-server#2597)",
+                        OutcomePolicy::beyondCredit, Verdict.settle(Outcome.RELEASED, SettleReason.BEYOND_CREDIT)),
                 new Row("the connection or link died while the handler ran", List.of(), List.of()),
                 new Row("`TRANSACTIONAL`: no transaction can be declared on the delivery's session", List.of(
                         p -> p.withoutTransaction(p.decide(claimed(1).handled(null, true, 0))),

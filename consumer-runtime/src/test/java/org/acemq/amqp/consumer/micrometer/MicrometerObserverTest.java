@@ -23,6 +23,7 @@ class MicrometerObserverTest {
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
         observer.settled("orders", Outcome.REJECTED, SettleReason.POISON);
         observer.settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED);
+        observer.settled("orders", Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
         observer.claim("orders", ClaimResult.IN_PROGRESS);
         observer.claimFailed("orders");
         observer.handled("orders", 5_000_000, false);
@@ -37,6 +38,10 @@ class MicrometerObserverTest {
         assertThat(registry.get("acemq.consumer.deliveries").tags("consumer", "billing", "subscription", "orders",
                 "outcome", "rejected", "reason", "poison").counter().count()).isEqualTo(2);
         assertThat(registry.get("acemq.consumer.poison").tags("consumer", "billing").counter().count()).isEqualTo(2);
+        assertThat(registry.get("acemq.consumer.beyond.credit").tags("subscription", "orders").counter().count())
+                .isEqualTo(1);
+        assertThat(registry.get("acemq.consumer.deliveries").tags("outcome", "released", "reason", "beyond_credit")
+                .counter().count()).isEqualTo(1);
         assertThat(registry.get("acemq.consumer.claims").tags("result", "in_progress").counter().count())
                 .isEqualTo(1);
         assertThat(registry.get("acemq.consumer.claims").tags("result", "error").counter().count()).isEqualTo(1);
@@ -51,7 +56,7 @@ class MicrometerObserverTest {
                 .count()).isEqualTo(2);
         assertThat(registry.get("acemq.consumer.connection.interruptions").counter().count()).isEqualTo(1);
         // only the (outcome, reason) pairs that occurred exist
-        assertThat(registry.get("acemq.consumer.deliveries").counters()).hasSize(2);
+        assertThat(registry.get("acemq.consumer.deliveries").counters()).hasSize(3);
         // every meter carries the common tag
         assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTag("consumer")).isEqualTo("billing"));
         // every registered name is declared

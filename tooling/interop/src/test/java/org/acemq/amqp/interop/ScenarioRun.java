@@ -6,6 +6,7 @@ import java.util.function.BooleanSupplier;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConsumerHealth;
+import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.interop.InteropBroker.TestQueue;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
@@ -62,11 +63,21 @@ final class ScenarioRun implements AutoCloseable {
      * @throws AssertionError if it is not healthy within {@link #ATTACH_WAIT}
      */
     AmqpConsumer startConsumer() {
+        return startConsumer(Subscription.builder(queue.address(), ledger).build());
+    }
+
+    /**
+     * Starts a consumer with default consumer settings and this subscription (for the few scenarios that are about a
+     * subscription setting), and waits until {@link ConsumerHealth#healthy()}.
+     *
+     * @throws AssertionError if it is not healthy within {@link #ATTACH_WAIT}
+     */
+    AmqpConsumer startConsumer(Subscription subscription) {
         AmqpConsumer c = AmqpConsumer.builder()
                 .connection(broker.connection())
                 .store(store)
                 .observer(tally)
-                .subscribe(queue.address(), ledger)
+                .subscribe(subscription)
                 .start();
         consumer = c;
         if (!awaitQuietly(ATTACH_WAIT, () -> c.health().healthy())) {
