@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,19 +34,15 @@ class SoakIT {
     }
 
     /**
-     * RabbitMQ 3.10 sends deliveries beyond the link credit (rabbitmq-server#2597), so a consumer holds thousands at
-     * prefetch 50 and the soak's bound on deliveries in hand fails (docs/reliability.md, "Findings"). Everything else
-     * must hold: nothing lost, no effect confirmed twice, extra effects within what the held deliveries allow,
-     * memory, threads, descriptors, pool and store rows within their bounds, no accept reported during an outage.
+     * RabbitMQ 3.10 sends deliveries beyond the link credit (rabbitmq-server#2597); the runtime releases them unread as
+     * they arrive, so every bound holds here too, deliveries in hand included (docs/reliability.md, "Findings").
      */
     @Test
-    void rabbitMqStaysWithinBoundsExceptDeliveriesInHand() throws Exception {
+    void rabbitMqStaysWithinBounds() throws Exception {
         Soak.Report report = Soak.run(Soak.Options.defaults("rabbitmq", MESSAGES, out), "SoakIT rabbitmq");
-        List<Soak.Bound> others = report.bounds().stream()
-                .filter(b -> !b.metric().equals(Soak.INFLIGHT_METRIC)).toList();
-        assertThat(others).hasSize(7).allMatch(Soak.Bound::held);
         assertBounds(report, 8);
-        assertThat(report.violations()).allMatch(v -> v.startsWith(Soak.INFLIGHT_METRIC));
+        assertThat(report.violations()).isEmpty();
+        assertThat(Files.readString(report.markdown())).contains("## Verdict: PASS");
     }
 
     private static void assertBounds(Soak.Report report, int bounds) throws Exception {
