@@ -27,7 +27,8 @@ import io.micrometer.core.instrument.MeterRegistry;
  * poolActive=<in use> poolMax=<sum of the pools' maximum sizes> delivered=<acemq.consumer.deliveries, all outcomes>
  * accepted=<… ACCEPTED> claims=<acemq.consumer.claims> storeErrors=<acemq.store.errors>
  * interruptions=<acemq.consumer.connection.interruptions> inflight=<acemq.consumer.inflight>
- * credit=<acemq.consumer.credit> dropped=<acemq.consumer.dispositions.dropped>}.
+ * credit=<acemq.consumer.credit> dropped=<acemq.consumer.dispositions.dropped> direct=<bytes of direct buffers
+ * (the JVM's "direct" buffer pool: Netty's pooled arenas, where protonj2 keeps frames and payloads)>}.
  *
  * <p>The heap figure is taken after {@link System#gc()} (the consumer JVMs run the serial collector, where that is a
  * full, stop-the-world collection): what is left is what the process holds on to, the figure that shows a leak.
@@ -82,14 +83,26 @@ final class ConsumerSampler implements AutoCloseable {
         }
         return String.format(Locale.ROOT,
                 "t=%d id=%s heap=%d threads=%d fds=%d pool=%d poolActive=%d poolMax=%d delivered=%d accepted=%d"
-                        + " claims=%d storeErrors=%d interruptions=%d inflight=%d credit=%d dropped=%d",
+                        + " claims=%d storeErrors=%d interruptions=%d inflight=%d credit=%d dropped=%d direct=%d",
                 System.currentTimeMillis(), id, heap, threads, fds, open, active, max,
                 count(registry, "acemq.consumer.deliveries", null), count(registry, "acemq.consumer.deliveries",
                         "ACCEPTED"),
                 count(registry, "acemq.consumer.claims", null), count(registry, "acemq.store.errors", null),
                 count(registry, "acemq.consumer.connection.interruptions", null),
                 gauge(registry, "acemq.consumer.inflight"), gauge(registry, "acemq.consumer.credit"),
-                count(registry, "acemq.consumer.dispositions.dropped", null));
+                count(registry, "acemq.consumer.dispositions.dropped", null), directBytes());
+    }
+
+    /** @return bytes held by the JVM's direct buffer pool */
+    private static long directBytes() {
+        long used = 0;
+        for (java.lang.management.BufferPoolMXBean pool
+                : ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)) {
+            if (pool.getName().equals("direct")) {
+                used += pool.getMemoryUsed();
+            }
+        }
+        return used;
     }
 
     private static long count(MeterRegistry registry, String name, String tagValue) {

@@ -49,6 +49,11 @@ public final class Soak {
 
     static final String DEFAULT_FAULTS = "broker-restart,broker-drop,kill9,pg-restart";
     static final int HEAP_SLACK_MIB = 32;
+    /**
+     * Netty's pooled allocator takes direct memory in 4 MiB chunks, up to two arenas per core, and
+     * keeps them: a new I/O thread after a reconnect may start on another arena. 64 MiB is 16 chunks.
+     */
+    static final int DIRECT_SLACK_MIB = 64;
     static final int THREAD_SLACK = 8;
     static final int FD_SLACK = 16;
     /** The harness consumer's prefetch ({@link HarnessConsumer}'s default). */
@@ -85,7 +90,8 @@ public final class Soak {
 
     /** One consumer sample (see {@link ConsumerSampler}), placed on the progress axis. */
     record Sample(long t, String id, double progress, double heapMiB, int threads, int fds, int pool, int poolActive,
-            int poolMax, long accepted, long storeErrors, long interruptions, long inflight, long dropped) {
+            int poolMax, long accepted, long storeErrors, long interruptions, long inflight, long dropped,
+            double directMiB) {
     }
 
     private Soak() {
@@ -163,6 +169,12 @@ public final class Soak {
         double heapLast = max(last, Sample::heapMiB);
         bound(bounds, violations, "heap after GC, max per consumer (MiB)", heapFirst, heapLast,
                 heapFirst + HEAP_SLACK_MIB, "first + " + HEAP_SLACK_MIB + " MiB");
+        // direct buffers (Netty's pooled arenas: protonj2's frames and payloads); a buffer never freed shows here, not
+        // in the heap
+        double directFirst = max(first, Sample::directMiB);
+        double directLast = max(last, Sample::directMiB);
+        bound(bounds, violations, "direct buffers, max per consumer (MiB)", directFirst, directLast,
+                directFirst + DIRECT_SLACK_MIB, "first + " + DIRECT_SLACK_MIB + " MiB");
         double thrFirst = max(first, Sample::threads);
         double thrLast = max(last, Sample::threads);
         bound(bounds, violations, "live threads, max per consumer", thrFirst, thrLast, thrFirst + THREAD_SLACK,
@@ -308,7 +320,8 @@ public final class Soak {
                         Integer.parseInt(kv.get("poolActive")), Integer.parseInt(kv.get("poolMax")),
                         Long.parseLong(kv.get("accepted")), Long.parseLong(kv.get("storeErrors")),
                         Long.parseLong(kv.get("interruptions")), Long.parseLong(kv.getOrDefault("inflight", "-1")),
-                        Long.parseLong(kv.getOrDefault("dropped", "0"))));
+                        Long.parseLong(kv.getOrDefault("dropped", "0")),
+                        Long.parseLong(kv.getOrDefault("direct", "-1")) / 1048576.0));
             }
         }
         samples.sort(Comparator.comparingLong(Sample::t));

@@ -28,7 +28,7 @@ class SoakIT {
     @Test
     void artemisStaysWithinBounds() throws Exception {
         Soak.Report report = Soak.run(Soak.Options.defaults("artemis", MESSAGES, out), "SoakIT artemis");
-        assertBounds(report, 8);
+        assertBounds(report, 9);
         assertThat(report.violations()).isEmpty();
         assertThat(Files.readString(report.markdown())).contains("## Verdict: PASS");
     }
@@ -40,7 +40,7 @@ class SoakIT {
     @Test
     void rabbitMqStaysWithinBounds() throws Exception {
         Soak.Report report = Soak.run(Soak.Options.defaults("rabbitmq", MESSAGES, out), "SoakIT rabbitmq");
-        assertBounds(report, 8);
+        assertBounds(report, 9);
         assertThat(report.violations()).isEmpty();
         assertThat(Files.readString(report.markdown())).contains("## Verdict: PASS");
     }
