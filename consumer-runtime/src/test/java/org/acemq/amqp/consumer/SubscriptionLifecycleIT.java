@@ -128,6 +128,24 @@ class SubscriptionLifecycleIT extends ArtemisTestBase {
     }
 
     @Test
+    void aSubscriptionWithoutAutoStartupConsumesNothingUntilStarted() {
+        String q = "lifecycle-manual";
+        E2e.Effects effects = new E2e.Effects();
+        client.sendBatch(q, 10, i -> "m-" + i);
+        try (AmqpConsumer consumer = E2e.consumer(broker, "lifecycle-manual")
+                .store(InMemoryIdempotencyStore.ofDefaults())
+                .subscribe(Subscription.builder(q, e -> effects.record(e.id())).autoStartup(false).build())
+                .start()) {
+            assertThat(consumer.subscription(q).isStopped()).isTrue();
+            await().until(() -> consumer.health().connected());
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
+                    .until(() -> effects.total() == 0 && broker.consumerCount(q) == 0 && broker.messageCount(q) == 10);
+            consumer.subscription(q).start();
+            await().until(() -> effects.total() == 10 && broker.messageCount(q) == 0);
+        }
+    }
+
+    @Test
     void onlyAtLeastOnceSubscriptionsCanBeStoppedAndUnknownNamesAreRefused() {
         String q = "lifecycle-at-most-once";
         try (AmqpConsumer consumer = E2e.consumer(broker, "lifecycle-refused")

@@ -74,6 +74,25 @@ public @interface AcemqListener {
      */
     String name() default "";
 
+    /**
+     * @return the listener's id in the {@link AcemqListenerRegistry} and in its events (default: {@link #name()}, or
+     *     the address when no name is given); unique among the application's listeners
+     */
+    String id() default "";
+
+    /**
+     * @return {@code false} to leave the listener stopped when the container starts, until
+     *     {@link AcemqListenerHandle#start()} (default {@code true}); needs {@code AT_LEAST_ONCE} acknowledgement
+     */
+    String autoStartup() default "";
+
+    /**
+     * @return publish an {@link AcemqListenerIdleEvent} when the listener has handled no message for this long (and
+     *     again every such interval while it stays idle), e.g. {@code 30s} (default:
+     *     {@code acemq.consumer.idle-event-interval}; none if that is not set either)
+     */
+    String idleEventInterval() default "";
+
     /** @return handler threads (runtime default 1) */
     String concurrency() default "";
 

@@ -58,6 +58,7 @@ final class Subscriber {
         this.spec = spec;
         this.name = spec.name();
         this.sessions = sessions;
+        this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(runtime, name, spec.maxInFlight(), () -> current);
         this.holds = new Holds(runtime.scheduler());
         Settlement.Report report = new Settlement.Report(name, runtime.observer(), runtime.allocator());
@@ -534,7 +535,7 @@ final class Subscriber {
         boolean attached = l != null && l.attached() && !stopping && connected;
         return new SubscriptionHealth(name, spec.address(), attached, inFlight, unused,
                 Duration.ofNanos(Math.max(threads.oldest(now), holds.oldest(now))),
-                Duration.ofNanos(threads.oldestClaim(now)));
+                Duration.ofNanos(threads.oldestClaim(now)), suspended);
     }
 
     String lastError() {
