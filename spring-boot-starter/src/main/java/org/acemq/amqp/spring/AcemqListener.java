@@ -56,6 +56,11 @@ import java.lang.annotation.Target;
  * one, or the primary one), or to the bean named by {@link #rejectionHandler()}; it can publish the message elsewhere
  * and have it accepted. Without such a bean rejections proceed as decided.
  *
+ * <h2>Lifecycle</h2>
+ * Each listener has an {@link #id()} (its name by default), by which the {@link AcemqListenerRegistry} bean stops,
+ * starts, pauses and resumes it while the application runs; {@link #autoStartup()} false leaves it stopped until
+ * then. {@link #id()} has no property (it names the listener in the registry, the properties use the name).
+ *
  * <p>The method's bean is called on the consumer's handler threads, concurrently up to {@link #concurrency()}.
  */
 @Target(ElementType.METHOD)
