@@ -74,6 +74,19 @@ public final class AmqpConsumer implements AutoCloseable {
         return runtime.name();
     }
 
+    /**
+     * @param subscription a subscription's name ({@link Subscription#name()})
+     * @return the handle that stops, starts, pauses and resumes that subscription while the consumer runs
+     * @throws IllegalArgumentException if the consumer has no subscription of that name
+     */
+    public SubscriptionControl subscription(String subscription) {
+        if (!runtime.hasSubscription(subscription)) {
+            throw new IllegalArgumentException("consumer '" + name() + "' has no subscription named '" + subscription
+                    + "'; it has " + runtime.subscriptionNames());
+        }
+        return new SubscriptionControl(runtime, subscription);
+    }
+
     /** @return a snapshot of the consumer's state */
     public ConsumerHealth health() {
         return runtime.health();

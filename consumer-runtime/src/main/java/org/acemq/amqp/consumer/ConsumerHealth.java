@@ -31,10 +31,13 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
         subscriptions = List.copyOf(subscriptions);
     }
 
-    /** @return true when running, connected, the store reachable and every link attached */
+    /**
+     * @return true when running, connected, the store reachable and every link attached (but those of subscriptions
+     *     the application stopped: {@link SubscriptionHealth#stopped()})
+     */
     public boolean healthy() {
         return state == State.RUNNING && connected && storeReachable
-                && subscriptions.stream().allMatch(SubscriptionHealth::attached);
+                && subscriptions.stream().allMatch(s -> s.attached() || s.stopped());
     }
 
     /** Lifecycle of a consumer. */
@@ -65,9 +68,11 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
      * @param oldestClaim how long the oldest store claim this subscription holds has been held, zero if none: in
      *     practice the running time of the longest-running handler (a handler that hangs makes it grow without
      *     bound while its lease keeps being renewed)
+     * @param stopped whether the application stopped it ({@link org.acemq.amqp.consumer.SubscriptionControl#stop()}
+     *     or {@code autoStartup(false)}): unattached on purpose, not counted against {@link #healthy()}
      */
     public record SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
-                                     Duration oldestInFlight, Duration oldestClaim) {
+                                     Duration oldestInFlight, Duration oldestClaim, boolean stopped) {
 
         /**
          * Validates.
@@ -79,6 +84,8 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
          * @param credit link credit granted and not yet used
          * @param oldestInFlight how long the oldest unsettled delivery has been held; not null
          * @param oldestClaim how long the oldest store claim has been held; not null
+         * @param stopped whether the application stopped it ({@link org.acemq.amqp.consumer.SubscriptionControl#stop()}
+         *     or {@code autoStartup(false)}): unattached on purpose
          */
         public SubscriptionHealth {
             java.util.Objects.requireNonNull(oldestInFlight, "oldestInFlight must not be null");
@@ -97,7 +104,23 @@ public record ConsumerHealth(State state, boolean connected, boolean storeReacha
          */
         public SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
                                   Duration oldestInFlight) {
-            this(name, address, attached, inFlight, credit, oldestInFlight, Duration.ZERO);
+            this(name, address, attached, inFlight, credit, oldestInFlight, Duration.ZERO, false);
+        }
+
+        /**
+         * Not stopped by the application.
+         *
+         * @param name the subscription name
+         * @param address the address consumed
+         * @param attached whether its link is attached
+         * @param inFlight deliveries received and not yet settled
+         * @param credit link credit granted and not yet used
+         * @param oldestInFlight how long the oldest unsettled delivery has been held
+         * @param oldestClaim how long the oldest store claim has been held
+         */
+        public SubscriptionHealth(String name, String address, boolean attached, int inFlight, int credit,
+                                  Duration oldestInFlight, Duration oldestClaim) {
+            this(name, address, attached, inFlight, credit, oldestInFlight, oldestClaim, false);
         }
     }
 }

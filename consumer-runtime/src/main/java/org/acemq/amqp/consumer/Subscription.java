@@ -54,6 +54,7 @@ public final class Subscription {
     private final int transactionBatchSize;
     private final Duration transactionBatchTime;
     private final boolean renewLeases;
+    private final boolean autoStartup;
     private final String scope;
     private final KeySource keySource;
     private final Fingerprint fingerprint;
@@ -78,6 +79,7 @@ public final class Subscription {
         this.transactionBatchSize = b.transactionBatchSize;
         this.transactionBatchTime = b.transactionBatchTime;
         this.renewLeases = b.renewLeases;
+        this.autoStartup = b.autoStartup;
         this.scope = b.scope;
         this.keySource = b.keySource;
         this.fingerprint = b.fingerprint;
@@ -187,6 +189,11 @@ public final class Subscription {
         return transactionBatchTime;
     }
 
+    /** @return whether the subscription attaches when the consumer starts (else at {@link SubscriptionControl#start()}) */
+    public boolean autoStartup() {
+        return autoStartup;
+    }
+
     /** @return whether leases are renewed while a handler runs (when the store supports it) */
     public boolean renewLeases() {
         return renewLeases;
@@ -260,6 +267,7 @@ public final class Subscription {
         private int transactionBatchSize = DEFAULT_TRANSACTION_BATCH_SIZE;
         private Duration transactionBatchTime = DEFAULT_TRANSACTION_BATCH_TIME;
         private boolean renewLeases = true;
+        private boolean autoStartup = true;
         private String scope;
         private KeySource keySource = KeySource.messageId();
         private Fingerprint fingerprint = Fingerprint.body();
@@ -432,6 +440,17 @@ public final class Subscription {
         }
 
         /**
+         * @param autoStartup false to leave the subscription stopped when the consumer starts: no link, no deliveries,
+         *     until {@link SubscriptionControl#start()} (default true). Only {@link AcknowledgementMode#AT_LEAST_ONCE}
+         *     subscriptions can be started later
+         * @return this builder
+         */
+        public Builder autoStartup(boolean autoStartup) {
+            this.autoStartup = autoStartup;
+            return this;
+        }
+
+        /**
          * Sets the scope of this subscription's keys: the namespace in which a key counts as seen. Every store key is
          * {@code <scope>|<key>}, so the same message consumed through two endpoints with different scopes is handled
          * once by each, and two consumers with the same scope absorb each other's copies.
@@ -495,6 +514,10 @@ public final class Subscription {
             if (acknowledgementMode == AcknowledgementMode.TRANSACTIONAL && sessionGroup != null) {
                 throw new IllegalArgumentException("sessionGroup must not be set with TRANSACTIONAL acknowledgement"
                         + " (a transaction spans its whole session), but was '" + sessionGroup + "'");
+            }
+            if (!autoStartup && acknowledgementMode != AcknowledgementMode.AT_LEAST_ONCE) {
+                throw new IllegalArgumentException("autoStartup(false) needs AT_LEAST_ONCE acknowledgement (only such a "
+                        + "subscription can be started while the consumer runs), but was " + acknowledgementMode);
             }
             return new Subscription(this);
         }

@@ -56,6 +56,11 @@ import java.lang.annotation.Target;
  * one, or the primary one), or to the bean named by {@link #rejectionHandler()}; it can publish the message elsewhere
  * and have it accepted. Without such a bean rejections proceed as decided.
  *
+ * <h2>Lifecycle</h2>
+ * Each listener has an {@link #id()} (its name by default), by which the {@link AcemqListenerRegistry} bean stops,
+ * starts, pauses and resumes it while the application runs; {@link #autoStartup()} false leaves it stopped until
+ * then. {@link #id()} has no property (it names the listener in the registry, the properties use the name).
+ *
  * <p>The method's bean is called on the consumer's handler threads, concurrently up to {@link #concurrency()}.
  */
 @Target(ElementType.METHOD)
@@ -73,6 +78,25 @@ public @interface AcemqListener {
      *     (default: the address); unique per application
      */
     String name() default "";
+
+    /**
+     * @return the listener's id in the {@link AcemqListenerRegistry} and in its events (default: {@link #name()}, or
+     *     the address when no name is given); unique among the application's listeners
+     */
+    String id() default "";
+
+    /**
+     * @return {@code false} to leave the listener stopped when the container starts, until
+     *     {@link AcemqListenerHandle#start()} (default {@code true}); needs {@code AT_LEAST_ONCE} acknowledgement
+     */
+    String autoStartup() default "";
+
+    /**
+     * @return publish an {@link AcemqListenerIdleEvent} when the listener has handled no message for this long (and
+     *     again every such interval while it stays idle), e.g. {@code 30s} (default:
+     *     {@code acemq.consumer.idle-event-interval}; none if that is not set either)
+     */
+    String idleEventInterval() default "";
 
     /** @return handler threads (runtime default 1) */
     String concurrency() default "";

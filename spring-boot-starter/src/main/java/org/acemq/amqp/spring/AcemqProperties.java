@@ -324,6 +324,8 @@ public class AcemqProperties {
     public static class Consumer {
         /** Whether the consumer starts with the application context; false leaves it to the application. */
         private boolean autoStartup = true;
+        /** Default of acemq.listeners.<name>.idle-event-interval: no idle events unless set. */
+        private Duration idleEventInterval;
         /** Name for threads and logs (runtime default "acemq"). */
         private String name;
         /** FAIL_CLOSED (default): release and pause while the store is down; FAIL_OPEN: process without de-duplication. */
@@ -402,6 +404,16 @@ public class AcemqProperties {
          */
         public void setAutoStartup(boolean autoStartup) {
             this.autoStartup = autoStartup;
+        }
+
+        /** @return the listeners' default idle-event interval, or null for no idle events */
+        public Duration getIdleEventInterval() {
+            return idleEventInterval;
+        }
+
+        /** @param idleEventInterval publish an AcemqListenerIdleEvent after this long without a message */
+        public void setIdleEventInterval(Duration idleEventInterval) {
+            this.idleEventInterval = idleEventInterval;
         }
 
         /** @return name for threads and logs (runtime default "acemq") */
@@ -768,6 +780,10 @@ public class AcemqProperties {
         private Duration transactionBatchTime;
         /** Whether the claim's lease is renewed while the handler runs (runtime default true). */
         private Boolean renewLeases;
+        /** Whether the listener starts with the container (default true); false: AcemqListenerRegistry starts it. */
+        private Boolean autoStartup;
+        /** Publish an AcemqListenerIdleEvent after this long without a message (default: the consumer's). */
+        private Duration idleEventInterval;
         /**
          * Whether the handler and the store's confirm run in one database transaction (not to be confused with
          * acknowledgement-mode=transactional, AMQP transactions on the broker).
@@ -981,6 +997,26 @@ public class AcemqProperties {
         /** @param renewLeases whether the claim's lease is renewed while the handler runs (runtime default true) */
         public void setRenewLeases(Boolean renewLeases) {
             this.renewLeases = renewLeases;
+        }
+
+        /** @return whether the listener starts with the container, or null for the annotation's / default (true) */
+        public Boolean getAutoStartup() {
+            return autoStartup;
+        }
+
+        /** @param autoStartup false to leave the listener stopped until the registry starts it */
+        public void setAutoStartup(Boolean autoStartup) {
+            this.autoStartup = autoStartup;
+        }
+
+        /** @return how long without a message before an idle event, or null for the consumer's default */
+        public Duration getIdleEventInterval() {
+            return idleEventInterval;
+        }
+
+        /** @param idleEventInterval how long without a message before an AcemqListenerIdleEvent */
+        public void setIdleEventInterval(Duration idleEventInterval) {
+            this.idleEventInterval = idleEventInterval;
         }
 
         /** @return whether the handler and the store's confirm run in one database transaction */

@@ -142,6 +142,9 @@ public final class ConsumerRuntime {
             gate.failure(e);
         }
         for (Subscriber s : subscribers) {
+            if (s.suspended()) {
+                continue; // stopped by the application: attached when it is started again
+            }
             try {
                 s.attach();
             } catch (ClientException | RuntimeException e) {
@@ -269,6 +272,83 @@ public final class ConsumerRuntime {
             error = gate.lastError();
         }
         return new ConsumerHealth(state, connected, gate.reachable(), gate.paused(), error, subs);
+    }
+
+    // ------------------------------------------------------------------ per-subscription lifecycle
+
+    /** @return the names of the subscriptions, in order */
+    public List<String> subscriptionNames() {
+        List<String> names = new ArrayList<>();
+        for (Subscriber s : subscribers) {
+            names.add(s.name);
+        }
+        return names;
+    }
+
+    /** @param name a subscription name @return whether there is one of that name */
+    public boolean hasSubscription(String name) {
+        return find(name) != null;
+    }
+
+    private Subscriber subscriber(String name) {
+        Subscriber s = find(name);
+        if (s == null) {
+            throw new IllegalArgumentException("no subscription named '" + name + "'");
+        }
+        return s;
+    }
+
+    private Subscriber find(String name) {
+        for (Subscriber s : subscribers) {
+            if (s.name.equals(name)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    private void requireOpen(String what) {
+        if (state == State.STOPPING || state == State.STOPPED) {
+            throw new IllegalStateException("cannot " + what + ": consumer '" + config.name() + "' is closed");
+        }
+    }
+
+    /** @param name the subscription to pause */
+    public void pause(String name) {
+        requireOpen("pause '" + name + "'");
+        subscriber(name).pause();
+    }
+
+    /** @param name the subscription to resume */
+    public void resume(String name) {
+        requireOpen("resume '" + name + "'");
+        subscriber(name).resume();
+    }
+
+    /** @param name a subscription @return whether the application paused it */
+    public boolean paused(String name) {
+        return subscriber(name).paused();
+    }
+
+    /**
+     * @param name the subscription to stop
+     * @param timeout how long to wait for its running handlers
+     * @return whether they finished in time
+     */
+    public boolean suspend(String name, Duration timeout) {
+        requireOpen("stop '" + name + "'");
+        return subscriber(name).suspend(timeout);
+    }
+
+    /** @param name the subscription to start again */
+    public void unsuspend(String name) {
+        requireOpen("start '" + name + "'");
+        subscriber(name).unsuspend();
+    }
+
+    /** @param name a subscription @return whether the application stopped it */
+    public boolean suspended(String name) {
+        return subscriber(name).suspended();
     }
 
     // ------------------------------------------------------------------ shared services

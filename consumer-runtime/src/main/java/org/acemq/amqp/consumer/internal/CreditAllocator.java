@@ -49,6 +49,8 @@ final class CreditAllocator {
         boolean attached;
         boolean draining;
         boolean closed;
+        /** Paused by the application: granted nothing until resumed. */
+        boolean paused;
         IntSupplier inHand = () -> 0;
 
         private Member(String name, int window, Object lock, Sink sink) {
@@ -218,6 +220,37 @@ final class CreditAllocator {
         }
     }
 
+    /**
+     * The application paused one member: it is granted nothing more, and its unused credit is taken back where the
+     * broker answers drains per spec (as the store-outage {@link #pause()} does for all).
+     *
+     * @param m the member
+     * @return whether a drain was started
+     */
+    boolean pause(Member m) {
+        synchronized (m.lock) {
+            m.paused = true;
+            if (drainAllowed && m.attached && !m.draining && m.outstanding - m.inHand.getAsInt() > 0) {
+                m.draining = true;
+                m.sink.drain(m);
+                return true;
+            }
+            return false;
+        }
+    }
+
+    /**
+     * The application resumed one member: it is granted again (unless the whole consumer is paused).
+     *
+     * @param m the member
+     */
+    void resume(Member m) {
+        synchronized (m.lock) {
+            m.paused = false;
+            rebalance(m);
+        }
+    }
+
     /** The consumer is closing: no grants from now on. */
     void stop() {
         synchronized (this) {
@@ -298,7 +331,7 @@ final class CreditAllocator {
         for (int i = 0; i < n; i++) {
             Member m = members.get((start + i) % n);
             free -= grantIfDue(m, Math.max(0, free));
-            waiting |= m.attached && !m.draining && m.outstanding < m.cap();
+            waiting |= m.attached && !m.paused && !m.draining && m.outstanding < m.cap();
         }
         if (waiting && free <= 0 && drainAllowed && !paused) {
             for (Member m : members) {
@@ -312,7 +345,7 @@ final class CreditAllocator {
 
     /** @return credits granted to {@code m} */
     private int grantIfDue(Member m, int free) {
-        if (paused || stopped || !m.attached || m.draining || m.closed) {
+        if (paused || stopped || m.paused || !m.attached || m.draining || m.closed) {
             return 0;
         }
         int cap = m.cap();

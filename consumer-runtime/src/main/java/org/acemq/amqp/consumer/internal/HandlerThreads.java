@@ -135,6 +135,30 @@ final class HandlerThreads {
         processor.forEachEnding(action);
     }
 
+    /**
+     * Waits until no thread runs a delivery and none waits admitted or is being admitted (the subscription was
+     * stopped by the application: nothing new is taken).
+     *
+     * @return whether that happened before the deadline
+     */
+    boolean awaitIdle(long deadlineNanos) {
+        while (true) {
+            boolean busy = intake.busy();
+            for (HandlerSlot slot : slots) {
+                busy |= slot.current != null;
+            }
+            if (!busy) {
+                return true;
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                LOG.warn("Subscription '{}': handler(s) still running when it was stopped; their deliveries go back "
+                        + "to the broker with the link", subscriber.name);
+                return false;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+        }
+    }
+
     /** @return whether every thread ended before the deadline */
     boolean await(long deadlineNanos) {
         boolean done = true;

@@ -55,6 +55,8 @@ final class Intake {
     private final Object lock = new Object();
     private final ArrayDeque<Delivery> ready = new ArrayDeque<>();
     private boolean leading;
+    /** A leader holds deliveries taken from the client that are not in {@link #ready} nor running yet. */
+    private volatile boolean admitting;
     private int idle;
     private volatile int readyCount;
     private volatile int idleCount;
@@ -103,6 +105,7 @@ final class Intake {
             } finally {
                 synchronized (lock) {
                     leading = false;
+                    admitting = false;
                     for (int i = 1; i < admitted.size(); i++) {
                         ready.addLast(admitted.get(i));
                     }
@@ -157,7 +160,7 @@ final class Intake {
         ClientException failure = null;
         slot.receiving();
         try {
-            if (!subscriber.stopping()) {
+            if (!subscriber.quiet()) {
                 amqp = link.receiver.receive();
             }
         } catch (ClientException e) {
@@ -172,16 +175,17 @@ final class Intake {
             probe.run();
         }
         if (amqp == null) {
-            if (failure != null && !subscriber.stopping() && !(failure.getCause() instanceof InterruptedException)) {
+            if (failure != null && !subscriber.quiet() && !(failure.getCause() instanceof InterruptedException)) {
                 subscriber.receiveFailed(link, failure);
             }
             return List.of();
         }
+        admitting = true;
         int limit = limit();
         List<Delivery> batch = new ArrayList<>(Math.min(limit, 64));
         batch.add(take(link, amqp));
         try {
-            while (batch.size() < limit && !subscriber.stopping() && (amqp = link.receiver.tryReceive()) != null) {
+            while (batch.size() < limit && !subscriber.quiet() && (amqp = link.receiver.tryReceive()) != null) {
                 batch.add(take(link, amqp));
             }
         } catch (ClientException | RuntimeException e) {
@@ -212,6 +216,13 @@ final class Intake {
             subscriber.credit().lateTake(owner);
         }
         return new Delivery(amqp, owner, counted, ticker.read());
+    }
+
+    /** @return whether a leader is taking deliveries or admitted ones wait for a thread */
+    boolean busy() {
+        synchronized (lock) {
+            return admitting || !ready.isEmpty();
+        }
     }
 
     /** Wakes every thread waiting for a turn (the subscription stops). */

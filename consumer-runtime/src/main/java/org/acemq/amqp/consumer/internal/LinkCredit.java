@@ -98,6 +98,20 @@ final class LinkCredit implements CreditAllocator.Sink {
     }
 
     /**
+     * The application paused the subscription: no grants, and unused credit taken back where drains work.
+     *
+     * @return completed when the drain is answered (at once if none was started)
+     */
+    CompletableFuture<Void> pause() {
+        CompletableFuture<Void> answered = new CompletableFuture<>();
+        drainAnswered = answered;
+        if (!runtime.allocator().pause(member)) {
+            answered.complete(null);
+        }
+        return answered;
+    }
+
+    /**
      * The link was detached: its unused credit and queued deliveries go back to the budget; deliveries in hand keep
      * their slots until they finish.
      *

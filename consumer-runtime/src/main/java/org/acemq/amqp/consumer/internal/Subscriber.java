@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -43,6 +44,10 @@ final class Subscriber {
     private final Object linkChanged = new Object();
     private volatile ReceiverLink current;
     private volatile boolean stopping;
+    /** Stopped by the application ({@link #suspend}): no link, no intake, until {@link #unsuspend}. */
+    private volatile boolean suspended;
+    private volatile boolean paused;
+    private final Object lifecycle = new Object();
     private volatile String lastError;
     private long reattachDelayMillis = FIRST_REATTACH_MILLIS;
     private long generation;
@@ -53,6 +58,7 @@ final class Subscriber {
         this.spec = spec;
         this.name = spec.name();
         this.sessions = sessions;
+        this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(runtime, name, spec.maxInFlight(), () -> current);
         this.holds = new Holds(runtime.scheduler());
         Settlement.Report report = new Settlement.Report(name, runtime.observer(), runtime.allocator());
@@ -66,7 +72,7 @@ final class Subscriber {
         Keys keys = new Keys(spec, runtime.config().scopePrefix());
         LOG.info("Subscription '{}' on '{}': keys from {} in scope '{}', fingerprint {}", name, spec.address(),
                 spec.keySource(), LogSafe.id(keys.scope()), spec.fingerprint());
-        DeliveryProcessor processor = new DeliveryProcessor(spec, runtime, policy, settlement, holds, () -> stopping,
+        DeliveryProcessor processor = new DeliveryProcessor(spec, runtime, policy, settlement, holds, () -> stopping || suspended,
                 runtime.jitter(), runtime.leasePeriodNanos(), keys);
         this.threads = new HandlerThreads(this, processor, runtime.ticker(),
                 spec.renewLeases() ? runtime.leasePeriodNanos() : 0);
@@ -195,11 +201,11 @@ final class Subscriber {
     /** @return the link deliveries are taken from now, waiting while there is none; null once stopping */
     ReceiverLink awaitLink() {
         ReceiverLink l = current;
-        if (l != null && l.isValid() && !stopping) {
+        if (l != null && l.isValid() && !stopping && !suspended) {
             return l;
         }
         synchronized (linkChanged) {
-            while (!stopping && ((l = current) == null || !l.isValid())) {
+            while (!stopping && (suspended || (l = current) == null || !l.isValid())) {
                 try {
                     linkChanged.wait();
                 } catch (InterruptedException e) {
@@ -261,7 +267,7 @@ final class Subscriber {
 
     /** The link ended (once per link, whichever thread noticed first): account for it and re-attach. */
     void linkLost(ReceiverLink link, String what, boolean sessionEnded, String condition, String description) {
-        if (!credit.detached(link) || stopping) {
+        if (!credit.detached(link) || stopping || suspended) {
             return;
         }
         lastError = "link: " + what;
@@ -277,7 +283,7 @@ final class Subscriber {
     }
 
     private void scheduleReattach() {
-        if (stopping || !reattachPending.compareAndSet(false, true)) {
+        if (stopping || suspended || !reattachPending.compareAndSet(false, true)) {
             return;
         }
         runtime.later(() -> {
@@ -287,7 +293,7 @@ final class Subscriber {
     }
 
     private void reattach() {
-        if (stopping || (current != null && current.isValid())) {
+        if (stopping || suspended || (current != null && current.isValid())) {
             return;
         }
         try {
@@ -355,6 +361,128 @@ final class Subscriber {
 
     boolean stopping() {
         return stopping;
+    }
+
+    /** @return whether no delivery may be taken now: the consumer closes or the application stopped this one */
+    boolean quiet() {
+        return stopping || suspended;
+    }
+
+    /** @return whether the application stopped this subscription */
+    boolean suspended() {
+        return suspended;
+    }
+
+    /** @return whether the application paused this subscription */
+    boolean paused() {
+        return paused;
+    }
+
+    // ------------------------------------------------------------------ application lifecycle
+
+    /**
+     * The application pauses this subscription: no more credit, and the link's unused credit is taken back (drained,
+     * where the broker answers drains per spec); deliveries already received are handled as usual.
+     */
+    void pause() {
+        synchronized (lifecycle) {
+            if (stopping || paused) {
+                return;
+            }
+            paused = true;
+            runtime.allocator().pause(credit.member());
+            LOG.info("Subscription '{}' on '{}' paused", name, spec.address());
+        }
+    }
+
+    /** The application resumes this subscription: credit is granted again. */
+    void resume() {
+        synchronized (lifecycle) {
+            if (stopping || !paused) {
+                return;
+            }
+            paused = false;
+            runtime.allocator().resume(credit.member());
+            LOG.info("Subscription '{}' on '{}' resumed", name, spec.address());
+        }
+    }
+
+    /**
+     * The application stops this subscription: no more credit (drained where the broker answers drains per spec),
+     * deliveries received or admitted but not started are released (their claims too), running handlers finish and
+     * are settled, then the link is detached. The consumer and its other subscriptions go on.
+     *
+     * @param timeout how long to wait for running handlers
+     * @return whether every handler finished in time (if not, the link is detached anyway: the broker gets their
+     *     deliveries back, and their copies are absorbed by the store as after a lost link)
+     */
+    boolean suspend(Duration timeout) {
+        synchronized (lifecycle) {
+            if (stopping || suspended) {
+                return true;
+            }
+            if (spec.acknowledgementMode() != AcknowledgementMode.AT_LEAST_ONCE) {
+                throw new UnsupportedOperationException("Subscription '" + name + "' is "
+                        + spec.acknowledgementMode() + ": only an AT_LEAST_ONCE subscription can be stopped and "
+                        + "started again while the consumer runs; pause() it instead, or close the consumer");
+            }
+            long deadline = System.nanoTime() + timeout.toNanos();
+            suspended = true;
+            CompletableFuture<Void> drained = credit.pause();
+            setCurrent(current);
+            threads.wakeReceivers();
+            ReceiverLink l = current;
+            if (l != null && l.isValid() && runtime.profile().drainPerSpec()) {
+                try {
+                    long millis = Math.min(runtime.config().connection().requestTimeout().toMillis(),
+                            FINAL_DRAIN_MILLIS);
+                    drained.get(millis, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (ExecutionException | TimeoutException e) {
+                    LOG.debug("Drain of '{}' before its stop was not answered: {}", name, Errors.describe(e));
+                }
+            }
+            threads.releaseWaiting(); // admitted (claimed), not started
+            if (l != null && l.isValid()) {
+                threads.releaseQueued(l);
+            }
+            boolean done = threads.awaitIdle(deadline);
+            holds.settleAll();
+            l = current;
+            if (l != null && l.isValid()) {
+                threads.releaseQueued(l); // what a broker that ignores drains sent meanwhile
+            }
+            if (l != null && credit.detached(l)) {
+                try {
+                    l.receiver.close();
+                } catch (RuntimeException e) {
+                    LOG.debug("Closing receiver of '{}' failed: {}", name, Errors.describe(e));
+                }
+            }
+            LOG.info("Subscription '{}' on '{}' stopped{}", name, spec.address(),
+                    done ? "" : " (some handlers were still running; their deliveries went back to the broker)");
+            return done;
+        }
+    }
+
+    /**
+     * The application starts this subscription again after {@link #suspend}: attaches a new link (in the background,
+     * with back-off, if the broker refuses it or the connection is down) and grants credit unless paused.
+     */
+    void unsuspend() {
+        synchronized (lifecycle) {
+            if (stopping || !suspended) {
+                return;
+            }
+            suspended = false;
+            if (!paused) {
+                runtime.allocator().resume(credit.member());
+            }
+            reattachDelayMillis = FIRST_REATTACH_MILLIS;
+            LOG.info("Subscription '{}' on '{}' starting again", name, spec.address());
+            runtime.control().execute(this::reattach);
+        }
     }
 
     /** Stops taking deliveries, drains the link, and releases every delivery received but not started. */
@@ -432,7 +560,7 @@ final class Subscriber {
         boolean attached = l != null && l.attached() && !stopping && connected;
         return new SubscriptionHealth(name, spec.address(), attached, inFlight, unused,
                 Duration.ofNanos(Math.max(threads.oldest(now), holds.oldest(now))),
-                Duration.ofNanos(threads.oldestClaim(now)));
+                Duration.ofNanos(threads.oldestClaim(now)), suspended);
     }
 
     String lastError() {

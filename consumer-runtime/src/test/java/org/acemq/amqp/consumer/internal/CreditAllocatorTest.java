@@ -163,4 +163,28 @@ class CreditAllocatorTest {
         a.released(y, 5);
         assertThat(r.take()).isEmpty();
     }
+
+    @Test
+    void aMemberPausedByTheApplicationIsDrainedGrantedNothingEvenWhenTheStorePauseEndsAndResumesAlone() {
+        CreditAllocator a = new CreditAllocator(10);
+        Recorder r = new Recorder();
+        CreditAllocator.Member x = join(a, "x", 101, r);
+        CreditAllocator.Member y = join(a, "y", 101, r);
+        a.brokerDrains(true);
+        a.attached(x);
+        a.attached(y);
+        r.take();
+        assertThat(a.pause(x)).isTrue();
+        assertThat(r.take()).containsExactly("x drain");
+        a.drained(x, 5);
+        assertThat(r.take()).as("paused: nothing granted after the drain").isEmpty();
+        assertThat(x.outstanding()).isZero();
+
+        a.pause(); // a store outage comes and goes meanwhile
+        a.resume();
+        assertThat(r.take()).as("the end of a store outage does not resume x").doesNotContain("x+5");
+
+        a.resume(x);
+        assertThat(r.take()).containsExactly("x+5");
+    }
 }

@@ -8,6 +8,7 @@ import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.micrometer.AcemqProcessObservationConvention;
 import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
+import org.acemq.amqp.spring.AcemqListenerRegistry;
 import org.acemq.amqp.spring.AcemqProperties;
 import org.acemq.amqp.spring.BodyConverter;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
@@ -62,6 +63,26 @@ public final class AcemqAutoConfiguration {
     @ConditionalOnMissingBean(BodyConverter.class)
     BodyConverter acemqBodyConverter(BeanFactory beans) {
         return new DefaultBodyConverter(JsonReaders.find(beans));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(AcemqListenerRegistry.class)
+    AcemqListenerRegistry acemqListenerRegistry(AcemqListenerContainer container) {
+        if (container instanceof ListenerContainer own) {
+            return own.registry();
+        }
+        return new AcemqListenerRegistry() {
+            @Override
+            public java.util.Set<String> listenerIds() {
+                return java.util.Set.of();
+            }
+
+            @Override
+            public org.acemq.amqp.spring.AcemqListenerHandle listener(String id) {
+                throw new IllegalArgumentException("The application replaced the AcemqListenerContainer bean ("
+                        + container.getClass().getName() + "); its listeners are not in the AcemqListenerRegistry");
+            }
+        };
     }
 
     @Bean

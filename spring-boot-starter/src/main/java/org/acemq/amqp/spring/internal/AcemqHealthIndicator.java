@@ -54,6 +54,9 @@ final class AcemqHealthIndicator implements HealthIndicator {
             Map<String, Object> link = new LinkedHashMap<>();
             link.put("address", s.address());
             link.put("attached", s.attached());
+            if (s.stopped()) {
+                link.put("stopped", true);
+            }
             link.put("inFlight", s.inFlight());
             link.put("credit", s.credit());
             link.put("oldestInFlight", s.oldestInFlight().toString());

@@ -15,6 +15,7 @@ import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
+import org.acemq.amqp.spring.AcemqListenerRegistry;
 import org.acemq.amqp.spring.AcemqProperties;
 import org.acemq.amqp.spring.BodyConverter;
 import org.slf4j.Logger;
@@ -69,6 +70,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final Object lock = new Object();
     private volatile AmqpConsumer consumer;
     private volatile ApplicationContext context;
+    private final ListenerRegistry registry = new ListenerRegistry(() -> consumer, this);
 
     /** Supplies the connection settings at start (SSL bundles are resolved then). */
     interface ConnectionSettingsSource {
@@ -104,6 +106,11 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
         subscriptions();
     }
 
+    /** @return the registry of this container's listeners */
+    AcemqListenerRegistry registry() {
+        return registry;
+    }
+
     @Override
     public void start() {
         synchronized (lock) {
@@ -132,15 +139,21 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                 observerBinding.started(started);
             }
             consumer = started;
+            registry.started();
             LOG.info("AceMQ consumer started with {} listener(s) on {}", subscriptions.size(),
                     describe(subscriptions));
         }
     }
 
-    /** @return the subscriptions of every listener, validated; property keys naming no listener fail */
+    /**
+     * @return the subscriptions of every listener, validated; property keys naming no listener fail, and so do two
+     *     listeners with one id; the registry knows the listeners from then on
+     */
     List<Subscription> subscriptions() {
         List<ListenerEndpoint> endpoints = listeners.endpoints();
         Map<String, ListenerSettings> settings = new LinkedHashMap<>();
+        Map<String, String> sources = new LinkedHashMap<>();
+        Map<String, MessageHandler> handlers = new LinkedHashMap<>();
         List<Subscription> out = new ArrayList<>();
         IdempotencyStore idempotencyStore = null;
         for (ListenerEndpoint endpoint : endpoints) {
@@ -168,8 +181,15 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                 handler = transactionalHandlers.wrap(handler, idempotencyStore, s.transactionManager(),
                         "'" + name + "' (" + endpoint.describe() + ")");
             }
-            out.add(s.build(handler));
+            sources.put(name, endpoint.describe());
+            handlers.put(name, handler);
         }
+        Map<String, ListenerRegistry.Entry> entries = registry.plan(settings, sources,
+                properties.getConsumer().getIdleEventInterval());
+        for (ListenerRegistry.Entry e : entries.values()) {
+            out.add(settings.get(e.name).build(e.track(handlers.get(e.name))));
+        }
+        registry.use(entries);
         Set<String> unknown = new TreeSet<>(properties.getListeners().keySet());
         unknown.removeAll(settings.keySet());
         if (!unknown.isEmpty()) {
@@ -207,6 +227,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             if (running == null) {
                 return;
             }
+            registry.stopping();
             // close while still "running": the health contributor shows STOPPING, not NOT_STARTED
             java.time.Duration timeout = properties.getConsumer().getShutdownTimeout();
             boolean finished = running.close(timeout != null ? timeout : AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT);
@@ -221,6 +242,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     @Override
     public void setApplicationContext(ApplicationContext applicationContext) {
         this.context = applicationContext;
+        registry.publisher(applicationContext::publishEvent);
     }
 
     /** Stops when this container's own context closes (a child context's event reaches the parent's listeners too). */

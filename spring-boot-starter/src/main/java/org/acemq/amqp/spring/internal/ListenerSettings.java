@@ -159,6 +159,30 @@ final class ListenerSettings {
         return pick(properties.getTransactionManager(), "transactionManager", Function.identity());
     }
 
+    /** @return the listener's id: its {@code id} attribute, else its name */
+    String id() {
+        String id = attributes.get("id");
+        return id != null ? id : name;
+    }
+
+    /**
+     * @param global {@code acemq.consumer.idle-event-interval}, or null
+     * @return how long the listener must be idle for an idle event, or null for none
+     */
+    Duration idleEventInterval(Duration global) {
+        try {
+            Duration d = pick(properties.getIdleEventInterval(), "idleEventInterval",
+                    v -> duration("idleEventInterval", v));
+            d = d != null ? d : global;
+            if (d != null && (d.isNegative() || d.isZero())) {
+                throw new IllegalArgumentException("idleEventInterval must be positive, but was " + d);
+            }
+            return d;
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage(), e);
+        }
+    }
+
     /**
      * @param handler the listener's handler
      * @return the subscription
@@ -218,6 +242,7 @@ final class ListenerSettings {
                         batchTime != null ? batchTime : Subscription.DEFAULT_TRANSACTION_BATCH_TIME);
             }
             set(properties.getRenewLeases(), "renewLeases", v -> bool("renewLeases", v), b::renewLeases);
+            set(properties.getAutoStartup(), "autoStartup", v -> bool("autoStartup", v), b::autoStartup);
             set(properties.getScope(), "scope", Function.identity(), b::scope);
             KeySource key = key();
             if (key != null) {

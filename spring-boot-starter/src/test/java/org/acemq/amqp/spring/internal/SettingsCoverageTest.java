@@ -114,6 +114,8 @@ class SettingsCoverageTest {
         p.setTransactionBatchSize(17);
         p.setTransactionBatchTime(Duration.ofMillis(70));
         p.setRenewLeases(false);
+        p.setAutoStartup(true);
+        p.setIdleEventInterval(Duration.ofSeconds(40));
         p.setScope("orders-scope");
         p.setKey("headers['orderId']");
         p.setFingerprintProperties(List.of("tenant", "region"));
@@ -321,6 +323,7 @@ class SettingsCoverageTest {
                 retryBackoffJitter = "0", sourceCapability = "none", inProgressDelay = "2s", missingIdPolicy = "body-hash",
                 missingIdProperty = "unused-with-body-hash", sessionGroup = "g", linkName = "link-a",
                 transactionBatchSize = "5", transactionBatchTime = "20ms", renewLeases = "false",
+                id = "orders-id", autoStartup = "true", idleEventInterval = "1m",
                 databaseTransaction = "true", transactionManager = "txManager", scope = "orders-scope",
                 rejectionHandler = "parking",
                 keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
