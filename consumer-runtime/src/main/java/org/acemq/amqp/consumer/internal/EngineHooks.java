@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The one place where the runtime reaches into protonj2 1.1.0 below its client API, which exposes neither of the two
  * events that eat link credit: an aborted transfer (it uses one credit, and a plain {@code Receiver} never hands it
- * out: seed 003) and a session incoming window closed by payload-less frames while credit is outstanding (protonj2
- * re-opens it only by a link flow, and then names one link only: seed 004). protonj2's engine has both, so this class
+ * out; the class of PROTON-1512) and a session incoming window closed by payload-less frames while credit is
+ * outstanding (protonj2 re-opens it only by a link flow, and then names one link only; the class of QPID-8751).
+ * protonj2's engine has both, so this class
  * installs, on the connection's I/O thread, handlers around protonj2's own ones (which run first): they report
  * aborts and arrivals to a {@link Listener}, count a drain's unused credit exactly, and write a flow for every link of
  * the session that still has credit when the window closes (or when protonj2 re-opened it for one link only). It also
@@ -32,9 +33,10 @@ import org.slf4j.LoggerFactory;
  * hook therefore decides, before protonj2's client sees a completed delivery, whether the link had any credit left for
  * it: the hook knows the credit after every event that changes it (its own grants, the broker's flows, each transfer,
  * since protonj2 re-grants credit by itself only when it re-creates a link, before the hooks go on). A delivery that
- * arrives when that credit was 0 and that the broker did not settle is released at once on the I/O thread, its bytes
- * given back to the session window, and never queued in the client: no store call, no handler, no slot. The
- * {@link Listener} is told. The runtime sends no flow while its own credit is used up, so the broker's excess stops
+ * arrives when that credit was 0 and that the broker did not settle is released at once on the I/O thread, its
+ * payload read (its bytes given back to the session window) and its pooled buffer freed, and never queued in the
+ * client: no store call, no handler, no slot. The {@link Listener} is told. The runtime sends no flow while its own
+ * credit is used up, so the broker's excess stops
  * once it has burnt what it granted itself.
  *
  * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types (the jars are automatic modules, whose
