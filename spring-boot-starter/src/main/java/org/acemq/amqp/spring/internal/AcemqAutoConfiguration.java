@@ -10,7 +10,7 @@ import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.spring.AcemqListenerRegistry;
 import org.acemq.amqp.spring.AcemqProperties;
-import org.acemq.amqp.spring.BodyConverter;
+import org.acemq.amqp.spring.AcemqMessageConverterCustomizer;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.springframework.beans.factory.BeanFactory;
@@ -46,7 +46,8 @@ import org.springframework.beans.factory.config.BeanDefinition;
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
         "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration"})
+        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration",
+        "org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration"})
 @EnableConfigurationProperties(AcemqProperties.class)
 public final class AcemqAutoConfiguration {
 
@@ -60,9 +61,9 @@ public final class AcemqAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean(BodyConverter.class)
-    BodyConverter acemqBodyConverter(BeanFactory beans) {
-        return new DefaultBodyConverter(JsonReaders.find(beans));
+    ListenerMethods acemqListenerMethods(BeanFactory beans,
+            ObjectProvider<AcemqMessageConverterCustomizer> converterCustomizers) {
+        return new ListenerMethods(beans, () -> converterCustomizers.orderedStream().toList());
     }
 
     @Bean
@@ -88,12 +89,12 @@ public final class AcemqAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(AcemqListenerContainer.class)
     AcemqListenerContainer acemqListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
-            ObjectProvider<IdempotencyStore> store, BodyConverter converter, ObjectProvider<SslBundles> sslBundles,
+            ObjectProvider<IdempotencyStore> store, ListenerMethods methods, ObjectProvider<SslBundles> sslBundles,
             ObjectProvider<ListenerContainer.ObserverBinding> observer,
             ObjectProvider<ListenerContainer.TransactionalHandlers> transactional,
             ObjectProvider<AcemqConsumerCustomizer> customizers, ObjectProvider<RejectionHandler> rejectionHandlers,
             BeanFactory beans) {
-        return new ListenerContainer(properties, listeners, store::getObject, converter,
+        return new ListenerContainer(properties, listeners, store::getObject, methods,
                 () -> ConsumerSettings.connection(properties.getConnection(), sslBundles.getIfAvailable()),
                 observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
                 rejectionHandlers(rejectionHandlers, beans));
