@@ -46,8 +46,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
         "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration",
-        "org.springframework.boot.validation.autoconfigure.ValidationAutoConfiguration"})
+        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration"})
 @EnableConfigurationProperties(AcemqProperties.class)
 public final class AcemqAutoConfiguration {
 

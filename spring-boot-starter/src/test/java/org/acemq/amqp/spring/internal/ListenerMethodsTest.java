@@ -176,6 +176,46 @@ class ListenerMethodsTest {
         assertThat(RECEIVED.get("required")).isEqualTo(new Order("PLAIN", 1));
     }
 
+    record Line(String orderId, int lineCount) {
+    }
+
+    static class Lines {
+        @AcemqListener(address = "lines")
+        void onLine(Line line) {
+            RECEIVED.put("line", line);
+        }
+    }
+
+    @Test
+    @SuppressWarnings({"deprecation", "removal"})
+    void jsonIsReadWithTheApplicationsJackson3MapperElseItsJackson2MapperElseAPlainOne() throws Exception {
+        String snake = "{\"order_id\":\"o-1\",\"line_count\":2}";
+        DefaultListableBeanFactory jackson2 = new DefaultListableBeanFactory();
+        jackson2.registerSingleton("objectMapper", new com.fasterxml.jackson.databind.ObjectMapper()
+                .setPropertyNamingStrategy(com.fasterxml.jackson.databind.PropertyNamingStrategies.SNAKE_CASE));
+        assertThat(MessageConverters.json(jackson2))
+                .isInstanceOf(org.springframework.messaging.converter.MappingJackson2MessageConverter.class);
+        methods(new ListenerMethods(jackson2, List::of), new Lines()).get("lines").handle(message(snake, Map.of()));
+        assertThat(RECEIVED.get("line")).as("Jackson 2 bean").isEqualTo(new Line("o-1", 2));
+
+        DefaultListableBeanFactory both = new DefaultListableBeanFactory();
+        both.registerSingleton("jsonMapper", tools.jackson.databind.json.JsonMapper.builder()
+                .propertyNamingStrategy(tools.jackson.databind.PropertyNamingStrategies.SNAKE_CASE).build());
+        both.registerSingleton("objectMapper", new com.fasterxml.jackson.databind.ObjectMapper());
+        assertThat(MessageConverters.json(both))
+                .isInstanceOf(org.springframework.messaging.converter.JacksonJsonMessageConverter.class);
+        RECEIVED.remove("line");
+        methods(new ListenerMethods(both, List::of), new Lines()).get("lines").handle(message(snake, Map.of()));
+        assertThat(RECEIVED.get("line")).as("the Jackson 3 bean first").isEqualTo(new Line("o-1", 2));
+
+        DefaultListableBeanFactory none = new DefaultListableBeanFactory();
+        assertThat(MessageConverters.json(none)).as("a plain Jackson 3 mapper")
+                .isInstanceOf(org.springframework.messaging.converter.JacksonJsonMessageConverter.class);
+        methods(new ListenerMethods(none, List::of), new Lines()).get("lines")
+                .handle(message("{\"orderId\":\"o-2\",\"lineCount\":3}", Map.of()));
+        assertThat(RECEIVED.get("line")).isEqualTo(new Line("o-2", 3));
+    }
+
     static class Unvalidated {
         @AcemqListener(address = "unvalidated")
         void onOrder(@Valid Order order) {
