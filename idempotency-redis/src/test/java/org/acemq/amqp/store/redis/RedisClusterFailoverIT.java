@@ -83,6 +83,11 @@ class RedisClusterFailoverIT {
         Set<Integer> victimSlots = new TreeSet<>(victim.getSlots());
         RedisServers.RedisProcess victimProcess = nodes.stream()
                 .filter(node -> node.port() == victim.getUri().getPort()).findFirst().orElseThrow();
+        // startCluster returned with every replica synced: the victim's replica can stand for election
+        RedisServers.RedisProcess replica = nodes.stream()
+                .filter(node -> node.info("INFO replication").contains("master_port:" + victimProcess.port()))
+                .findFirst().orElseThrow();
+        assertThat(replica.isSyncedReplica()).as("the replica of the master to be killed is in sync").isTrue();
 
         E2e.Effects effects = new E2e.Effects();
         AtomicInteger started = new AtomicInteger();
@@ -108,11 +113,23 @@ class RedisClusterFailoverIT {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
                     .until(() -> started.get() >= KILL_AFTER + 4);
             victimProcess.kill();
+            long killedAt = System.nanoTime();
             killed.countDown();
+
+            // the failover itself (cluster-node-timeout 1 s, then an election): without it nothing below can happen
+            try {
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                        .until(replica::isMaster);
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("the killed master's replica (port " + replica.port() + ") was not "
+                        + "promoted within 60 s; its log ends:\n" + replica.logTail(), e);
+            }
+            long promotedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
 
             await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(100))
                     .until(() -> effects.distinct() == MESSAGES && broker.messageCount(QUEUE) == 0
                             && broker.deliveringCount(QUEUE) == 0);
+            long drainedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
 
             // a replica now serves the dead master's slots
             redis.refreshPartitions();
@@ -131,8 +148,10 @@ class RedisClusterFailoverIT {
                             .contains(SlotHash.getSlot(check.redisKey(key)));
                 }
             }
-            System.out.printf("failover: %d messages, %d keys on the killed master's %d slots, %d repeated effects%n",
-                    MESSAGES, countOn(victimSlots, prefix), victimSlots.size(), effects.repeated().size());
+            System.out.printf("failover: %d messages, %d keys on the killed master's %d slots, %d repeated effects; "
+                    + "replica promoted %d ms and queue drained %d ms after the kill%n", MESSAGES,
+                    countOn(victimSlots, prefix), victimSlots.size(), effects.repeated().size(), promotedMillis,
+                    drainedMillis);
         }
     }
 
