@@ -50,7 +50,13 @@ class RedisClusterDeadMasterIT {
 
     @BeforeAll
     static void start() {
-        nodes = RedisServers.RedisProcess.startCluster(3, 0);
+        try {
+            nodes = RedisServers.RedisProcess.startCluster(3, 0);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("this test kills a master of a private cluster it starts from the Debian "
+                    + "package redis-server (apt-get install redis-server; never the system service): "
+                    + e.getMessage(), e);
+        }
         // the live masters keep serving their own slots while the dead one's have no master
         for (RedisServers.RedisProcess node : nodes) {
             assertThat(node.info("CONFIG SET cluster-require-full-coverage no")).contains("OK");

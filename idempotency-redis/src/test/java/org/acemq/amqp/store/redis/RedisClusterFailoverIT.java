@@ -138,11 +138,11 @@ class RedisClusterFailoverIT {
 
             assertThat(effects.distinct()).as("messages that took effect").isEqualTo(MESSAGES);
             try (RedisIdempotencyStore check = store(prefix)) {
-                for (int i = 0; i < MESSAGES; i++) {
-                    String key = QUEUE + "|s:order-" + i;
-                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-                            .until(() -> check.isConfirmed(key));
-                }
+                // every key confirmed (a confirmation the runtime gave up on after confirmTimeout would show here);
+                // read all keys per round, not one await per key (each await first sleeps its poll delay)
+                await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500))
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(unconfirmed(check)).as("keys not confirmed").isEmpty());
                 for (String key : effects.repeated().keySet()) {
                     assertThat(victimSlots).as("a repeated effect (%s) must be a key of the killed master", key)
                             .contains(SlotHash.getSlot(check.redisKey(key)));
@@ -153,6 +153,17 @@ class RedisClusterFailoverIT {
                     countOn(victimSlots, prefix), victimSlots.size(), effects.repeated().size(), promotedMillis,
                     drainedMillis);
         }
+    }
+
+    private static List<String> unconfirmed(RedisIdempotencyStore store) {
+        List<String> unconfirmed = new ArrayList<>();
+        for (int i = 0; i < MESSAGES; i++) {
+            String key = QUEUE + "|s:order-" + i;
+            if (!store.isConfirmed(key)) {
+                unconfirmed.add(key);
+            }
+        }
+        return unconfirmed;
     }
 
     private static long countOn(Set<Integer> slots, String prefix) {

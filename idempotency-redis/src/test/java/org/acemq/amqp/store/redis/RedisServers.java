@@ -200,8 +200,8 @@ final class RedisServers {
         }
 
         /**
-         * Starts {@code masters} masters with {@code replicasEach} replicas each, joins them into a cluster, and returns
-         * once the cluster is up and every replica has finished its first full sync with its master.
+         * Starts {@code masters} masters with {@code replicasEach} replicas each, joins them into a cluster, and
+         * returns once the cluster is up and every replica has finished its first full sync with its master.
          *
          * <p>That last wait is what makes a failover possible at all: a replica that has never synchronised with its
          * master does not stand for election when the master dies (Redis counts its data as older than

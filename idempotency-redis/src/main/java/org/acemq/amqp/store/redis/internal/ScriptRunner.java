@@ -174,7 +174,7 @@ public final class ScriptRunner implements AutoCloseable {
         return await(call, script, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
-    /** Waits for a call's answer until {@code deadline} ({@link System#nanoTime()}); a call answered already is taken. */
+    /** Waits for a call's answer until {@code deadline} (of {@link System#nanoTime()}); an answer already in counts. */
     private List<Object> await(CompletableFuture<List<Object>> call, RedisScript script, long deadline) {
         try {
             return call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
