@@ -117,7 +117,7 @@ public final class ScriptRunner implements AutoCloseable {
         Object[] replies = new Object[n * width];
         StoreUnavailableException failure = null;
         // one deadline for the whole batch: the calls run in parallel, so waiting up to the timeout for each in turn
-        // would make a batch over k slots of a dead master take k timeouts to fail (k can be in the hundreds)
+        // would make a batch over k slots of a dead master take k timeouts to fail (k is up to the batch's size)
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         for (int g = 0; g < groups.size(); g++) {
             try {
