@@ -107,8 +107,8 @@ final class BenchMariaDb implements BenchEnv.StoreServer, AutoCloseable {
     }
 
     /**
-     * @return the server's {@code Handler_commit} (commit calls into the storage engine: every transaction, and every
-     *     autocommitted statement, read-only ones included) and {@code Innodb_log_writes} (writes to the redo log, each
+     * @return the server's {@code Handler_commit} (commit calls into the storage engine, at the end of every statement
+     *     as well as of every transaction: about the statements run) and {@code Innodb_log_writes} (writes to the redo log, each
      *     a durable write at {@code innodb_flush_log_at_trx_commit=1}; group commit makes one write serve several
      *     transactions) so far; global and current (no reporting delay, unlike PostgreSQL's statistics).
      *     {@code Innodb_os_log_fsyncs} is not used: it stays at 0 here, as this server writes its redo log
