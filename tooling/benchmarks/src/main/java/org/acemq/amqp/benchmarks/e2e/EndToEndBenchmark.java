@@ -47,7 +47,9 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * End-to-end consume benchmark. A broker in its own JVM, a pre-filled queue per measurement, and in one run, for a
  * durable phase (persistent journal, durable messages) and a non-durable one: the raw protonj2 manual-accept
  * baselines, AceMQ with the in-memory and the PostgreSQL store, and what a user would run instead (Spring AMQP's
- * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); then added latency at
+ * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); in the durable phase
+ * also AceMQ with the JDBC store on a durable private MariaDB (beside Camel's JDBC repository on it) and with the
+ * Redis store on a private standalone redis-server and Redis Clusters of 1 and 3 masters; then added latency at
  * half load and a 10 ms IO-bound handler (non-durable). The report opens with one summary table and the targets of
  * issue 13. See docs/benchmarks.md.
  *

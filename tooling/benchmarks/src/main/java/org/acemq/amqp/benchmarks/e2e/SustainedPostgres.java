@@ -246,6 +246,12 @@ public final class SustainedPostgres {
         }
     }
 
+    private static double medianOf(double[] values) {
+        double[] v = values.clone();
+        java.util.Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
     private static Mark[] toArray(AtomicReferenceArray<Mark> marks) {
         Mark[] out = new Mark[marks.length()];
         for (int i = 0; i < out.length; i++) {
@@ -313,8 +319,11 @@ public final class SustainedPostgres {
                         + "runs, %,d ms spent in them.%n%n", overall, messages, end.purged(), end.purgeRuns(),
                         end.purgeMillis())
                 + String.format(Locale.ROOT, "**Verdict: last %,d within 10 %% of the first (not more than 10 %% "
-                        + "slower): %s** (%,.0f against %,.0f msg/s, ratio %.2f; slowest segment %.2f of the first)."
-                        + "%n%n", segment, pass ? "PASS" : "FAIL", rates[segments - 1], rates[0], last,
+                        + "slower): %s** (%,.0f against %,.0f msg/s, ratio %.2f). Stricter readings of the same run: "
+                        + "the last against the fastest segment %.2f, against the median segment %.2f; slowest "
+                        + "segment %.2f of the first.%n%n", segment, pass ? "PASS" : "FAIL", rates[segments - 1],
+                        rates[0], last, rates[segments - 1] / java.util.Arrays.stream(rates).max().orElse(1),
+                        rates[segments - 1] / medianOf(rates),
                         java.util.Arrays.stream(rates).min().orElse(0) / rates[0])
                 + "Live and dead rows: PostgreSQL's `pg_stat_user_tables` estimates, read just after each segment "
                 + "ended. Time and CPU of a segment: from the settlement of the previous segment's last message to "
