@@ -5,10 +5,15 @@
 #                                #   latency at half load, IO-bound -> tooling/benchmarks/target/e2e-results.md
 #   tooling/benchmarks/run.sh            # that plus the store micro-benchmarks -> tooling/benchmarks/target/results.md
 #   tooling/benchmarks/run.sh micro      # store micro-benchmarks only
+#   tooling/benchmarks/run.sh sustained  # 1,000,000 messages, JDBC store defaults on durable PostgreSQL, purge running,
+#                                #   msg/s per 100,000 -> tooling/benchmarks/target/sustained-results.md, sustained.png
 # Short runs:
 #   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
 #   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer
-#   (--modes takes rows or groups: memory, spring, camel, postgres, peers; --messages/--pg-messages/--rounds)
+#   (--modes takes rows or groups: memory, spring, camel, postgres, peers, mariadb, redis, redis-cluster, stores;
+#    --messages/--pg-messages/--rounds)
+#   tooling/benchmarks/run.sh e2e --durability durable --modes postgres-default-4,camel-jdbc-4,stores --only throughput \
+#       --messages 50000 --pg-messages 20000     # every store's row (MariaDB, Redis, Redis Cluster 1 and 3 masters)
 #   tooling/benchmarks/run.sh e2e --durability durable --modes memory,postgres --only throughput --fingerprint on,off
 #                                #   every AceMQ row with the fingerprint on (default) and off, compared round by round
 # MVN_ARGS="-o" to build offline; SKIP_BUILD=1 to reuse tooling/benchmarks/target/acemq-benchmarks.jar.

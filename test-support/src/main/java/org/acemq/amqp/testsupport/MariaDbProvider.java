@@ -181,17 +181,41 @@ public final class MariaDbProvider {
     }
 
     private static MariaDbServer fromPrivateInstance(Map<String, String> env, List<Throwable> failures) {
+        try {
+            // not durable across a machine crash, and faster: fine for correctness tests
+            return startPrivate(env, null, List.of("--innodb-flush-log-at-trx-commit=2"));
+        } catch (RuntimeException e) {
+            failures.add(e);
+            return null;
+        }
+    }
+
+    /**
+     * Starts a private {@code mariadbd} of its own (not the shared one): a data directory made by
+     * {@code mariadb-install-db}, its own socket and a free loopback port, binary log off, stopped and deleted by
+     * {@link MariaDbServer#stop()} or when the JVM exits. Every other setting is the server's own default unless
+     * {@code serverOptions} sets it (they come last on the command line, so they win), e.g.
+     * {@code innodb_flush_log_at_trx_commit=1}, the durable default. The benchmarks use this for a durable server.
+     *
+     * @param env where {@value #BIN_DIR_ENV} and {@code PATH} are read
+     * @param parent the directory to make the server's directory in (a real disk when fsync must cost what it
+     *     costs), or null for the temporary directory
+     * @param serverOptions further {@code mariadbd} options
+     * @return the running server ({@link MariaDbServer.Source#PRIVATE}, user root without password)
+     * @throws MariaDbUnavailableException if the programs are missing or the server does not start
+     */
+    public static MariaDbServer startPrivate(Map<String, String> env, Path parent, List<String> serverOptions) {
         Path server = program(env, "mariadbd", "mysqld");
         Path installDb = program(env, "mariadb-install-db", "mysql_install_db");
         if (server == null || installDb == null) {
-            failures.add(new IllegalStateException("private instance: mariadbd and mariadb-install-db not found "
-                    + "(Debian package mariadb-server; or set " + BIN_DIR_ENV + ")"));
-            return null;
+            throw new MariaDbUnavailableException("private instance: mariadbd and mariadb-install-db not found "
+                    + "(Debian package mariadb-server; or set " + BIN_DIR_ENV + ")");
         }
         Path dir = null;
         Process process = null;
         try {
-            dir = Files.createTempDirectory("acemq-mariadb-");
+            dir = parent == null ? Files.createTempDirectory("acemq-mariadb-")
+                    : Files.createTempDirectory(Files.createDirectories(parent.toAbsolutePath()), "acemq-mariadb-");
             Path data = dir.resolve("data");
             Path log = dir.resolve("mariadbd.log");
             boolean root = "root".equals(System.getProperty("user.name"));
@@ -211,10 +235,11 @@ public final class MariaDbProvider {
                     "--datadir=" + data, "--socket=" + dir.resolve("mariadbd.sock"), "--port=" + port,
                     "--bind-address=127.0.0.1", "--pid-file=" + dir.resolve("mariadbd.pid"),
                     "--log-error=" + log, "--max-connections=400", "--innodb-buffer-pool-size=128M",
-                    "--innodb-flush-log-at-trx-commit=2", "--skip-log-bin"));
+                    "--skip-log-bin"));
             if (root) {
                 command.add("--user=root");
             }
+            command.addAll(serverOptions);
             process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("stdout.log").toFile()).start();
             String url = "jdbc:mariadb://127.0.0.1:" + port + "/";
@@ -250,7 +275,7 @@ public final class MariaDbProvider {
                 deleteTree(home);
             };
             Runtime.getRuntime().addShutdownHook(new Thread(stop, "acemq-private-mariadb-stop"));
-            return new MariaDbServer(MariaDbServer.Source.PRIVATE, url, "root", "", stop);
+            return new MariaDbServer(MariaDbServer.Source.PRIVATE, url, "root", "", stop, started.pid());
         } catch (Exception e) {
             if (process != null) {
                 process.destroyForcibly();
@@ -261,8 +286,7 @@ public final class MariaDbProvider {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
-            failures.add(new IllegalStateException("private instance (" + server + "): " + e.getMessage(), e));
-            return null;
+            throw new MariaDbUnavailableException("private instance (" + server + "): " + e.getMessage(), e);
         }
     }
 

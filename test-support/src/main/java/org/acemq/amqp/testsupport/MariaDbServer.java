@@ -38,9 +38,15 @@ public final class MariaDbServer {
     private final String user;
     private final String password;
     private final Runnable stopper;
+    private final long pid;
     private final Set<String> liveDatabases = ConcurrentHashMap.newKeySet();
 
     MariaDbServer(Source source, String jdbcUrl, String user, String password, Runnable stopper) {
+        this(source, jdbcUrl, user, password, stopper, -1);
+    }
+
+    MariaDbServer(Source source, String jdbcUrl, String user, String password, Runnable stopper, long pid) {
+        this.pid = pid;
         this.source = Objects.requireNonNull(source, "source");
         this.jdbcUrl = Objects.requireNonNull(jdbcUrl, "jdbcUrl");
         this.user = user;
@@ -51,6 +57,11 @@ public final class MariaDbServer {
     /** @return where the server came from */
     public Source source() {
         return source;
+    }
+
+    /** @return the process id of a private server this JVM started, or -1 (another machine, a container) */
+    public long pid() {
+        return pid;
     }
 
     /** @return the server's JDBC URL, without a database */
@@ -130,8 +141,8 @@ public final class MariaDbServer {
         }, "acemq-test-database-cleanup"));
     }
 
-    /** Stops a server this JVM started; does nothing for an external one. */
-    void stop() {
+    /** Stops a server this JVM started (and deletes a private one's files); does nothing for an external one. */
+    public void stop() {
         if (stopper != null) {
             stopper.run();
         }

@@ -277,8 +277,14 @@ public final class BenchEnv {
 
     // ------------------------------------------------------------------ PostgreSQL
 
+    /** A store's server whose CPU time a measurement counts (PostgreSQL, MariaDB, the redis-server processes). */
+    public interface StoreServer {
+        /** @return CPU time (user + system) of all the server's processes so far in nanoseconds, or -1 */
+        long serverCpuNanos();
+    }
+
     /** A PostgreSQL to benchmark against: the one named by a JDBC URL, or a durable embedded one started here. */
-    public static final class Postgres implements AutoCloseable {
+    public static final class Postgres implements AutoCloseable, StoreServer {
         private final String url;
         private final String user;
         private final String password;
@@ -431,6 +437,7 @@ public final class BenchEnv {
         }
 
         /** @return CPU time of the server's processes (postmaster and all its children, living or ended), or -1 */
+        @Override
         public long serverCpuNanos() {
             return postmasterPid > 0 ? treeCpuNanos(postmasterPid) : -1;
         }

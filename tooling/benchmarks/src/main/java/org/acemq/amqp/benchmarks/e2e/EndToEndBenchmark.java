@@ -30,6 +30,7 @@ import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.acemq.amqp.store.redis.RedisIdempotencyStore;
 import org.apache.camel.processor.idempotent.jdbc.JdbcMessageIdRepository;
 import org.apache.camel.support.processor.idempotent.MemoryIdempotentRepository;
 import org.apache.qpid.protonj2.client.Client;
@@ -46,7 +47,9 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * End-to-end consume benchmark. A broker in its own JVM, a pre-filled queue per measurement, and in one run, for a
  * durable phase (persistent journal, durable messages) and a non-durable one: the raw protonj2 manual-accept
  * baselines, AceMQ with the in-memory and the PostgreSQL store, and what a user would run instead (Spring AMQP's
- * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); then added latency at
+ * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); in the durable phase
+ * also AceMQ with the JDBC store on a durable private MariaDB (beside Camel's JDBC repository on it) and with the
+ * Redis store on a private standalone redis-server and Redis Clusters of 1 and 3 masters; then added latency at
  * half load and a 10 ms IO-bound handler (non-durable). The report opens with one summary table and the targets of
  * issue 13. See docs/benchmarks.md.
  *
@@ -55,6 +58,7 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  *      [--messages 100000] [--pg-messages 20000] [--rounds 3] [--warmup 20000]
  *      [--pg-pool 8] [--pg-tuned-threads 64] [--pg-tuned-pool 6] [--pg-tuned-group-commit 128,4]
  *      [--camel-uri-options OPTS] [--jdbc-url URL --jdbc-user U --jdbc-password P | --no-postgres]
+ *      [--mariadb-url URL --mariadb-user U --mariadb-password P]
  *      [--data-dir tooling/benchmarks/target/bench-data] [--io-per-worker 200] [--latency-seconds 8] [--latency-rounds 3]
  *      [--latency-publishers 4] [--latency-probe-seconds 2] [--latency-rate N] [--latency-pool4 true]
  *      [--only throughput,latency,io] [--fingerprint on,off] [--out FILE]
@@ -92,6 +96,9 @@ public final class EndToEndBenchmark {
         String jdbcUrl;
         String jdbcUser;
         String jdbcPassword;
+        String mariadbUrl;
+        String mariadbUser;
+        String mariadbPassword;
         String only = "throughput,latency,io";
         List<String> durability = List.of("durable", "non-durable");
         List<String> modes;
@@ -135,6 +142,9 @@ public final class EndToEndBenchmark {
                     case "--jdbc-url" -> o.jdbcUrl = v;
                     case "--jdbc-user" -> o.jdbcUser = v;
                     case "--jdbc-password" -> o.jdbcPassword = v;
+                    case "--mariadb-url" -> o.mariadbUrl = v;
+                    case "--mariadb-user" -> o.mariadbUser = v;
+                    case "--mariadb-password" -> o.mariadbPassword = v;
                     case "--only" -> o.only = v;
                     case "--durability" -> o.durability = durability(v);
                     case "--modes" -> o.modes = List.of(v.split(","));
@@ -274,6 +284,9 @@ public final class EndToEndBenchmark {
     private final AtomicLong sequence = new AtomicLong();
     private BenchEnv.Broker broker;
     private BenchEnv.Postgres postgres;
+    private BenchMariaDb mariadb;
+    /** Redis servers by masters (0: the standalone server). */
+    private final Map<Integer, BenchRedis> redis = new LinkedHashMap<>();
     private final List<Phase> phases = new ArrayList<>();
     private String latencyVerdict;
     private boolean latencyConclusive;
@@ -309,16 +322,33 @@ public final class EndToEndBenchmark {
         StringBuilder sections = new StringBuilder();
         boolean throughput = options.only.contains("throughput");
         boolean needsPostgres = false;
+        boolean needsMariaDb = false;
+        java.util.Set<Integer> redisMasters = new java.util.TreeSet<>();
         for (String d : options.durability) {
             Phase phase = new Phase(d.equals("durable"), options.modes(d.equals("durable")));
             phases.add(phase);
             needsPostgres |= phase.modes.stream().anyMatch(Modes::usesPostgres);
+            needsMariaDb |= phase.modes.stream().anyMatch(m -> Modes.server(m) == Modes.Server.MARIADB);
+            phase.modes.stream().filter(m -> Modes.server(m) == Modes.Server.REDIS)
+                    .forEach(m -> redisMasters.add(Modes.redisMasters(m)));
         }
         try {
             if (throughput && needsPostgres) {
                 postgres = BenchEnv.Postgres.open(options.jdbcUrl, options.jdbcUser, options.jdbcPassword,
                         options.dataDir);
                 log(postgres.description());
+            }
+            if (throughput && needsMariaDb) {
+                mariadb = BenchMariaDb.open(options.mariadbUrl, options.mariadbUser, options.mariadbPassword,
+                        options.dataDir);
+                log(mariadb.description());
+            }
+            if (throughput) {
+                for (int m : redisMasters) {
+                    BenchRedis r = BenchRedis.start(m, options.dataDir);
+                    redis.put(m, r);
+                    log(r.description());
+                }
             }
             if (throughput) {
                 for (Phase phase : phases) {
@@ -352,6 +382,10 @@ public final class EndToEndBenchmark {
             if (postgres != null) {
                 postgres.close();
             }
+            if (mariadb != null) {
+                mariadb.close();
+            }
+            redis.values().forEach(BenchRedis::close);
         }
     }
 
@@ -370,7 +404,10 @@ public final class EndToEndBenchmark {
                 + "); 100-byte Data body, string message-id. Client JVM: " + String.join(" ",
                         java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) + ".\n"
                 + "Load average (1/5/15 min) at start: " + load + ".\n"
-                + (postgres != null ? "PostgreSQL: " + postgres.description() + ".\n" : "") + "\n";
+                + (postgres != null ? "PostgreSQL: " + postgres.description() + ".\n" : "")
+                + (mariadb != null ? "MariaDB: " + mariadb.description() + ".\n" : "")
+                + redis.values().stream().map(r -> r.description() + ".\n").reduce("", String::concat)
+                + "\n";
     }
 
     // ------------------------------------------------------------------ summary and targets
@@ -402,6 +439,20 @@ public final class EndToEndBenchmark {
         if (mode.startsWith("postgres-default-")) {
             return "**AceMQ + JdbcIdempotencyStore, its defaults** (pool " + options.pgPool + ")";
         }
+        if (mode.startsWith("camel-mariadb-")) {
+            return "Camel 4.22 idempotent consumer, JDBC repository on MariaDB (pool " + options.pgPool + ")";
+        }
+        if (mode.startsWith("mariadb-default-")) {
+            return "**AceMQ + JdbcIdempotencyStore on MariaDB, its defaults** (pool " + options.pgPool + ")";
+        }
+        if (mode.startsWith("redis-default-")) {
+            return "**AceMQ + RedisIdempotencyStore, standalone redis-server, its defaults**";
+        }
+        if (mode.startsWith("redis-cluster")) {
+            int m = Modes.redisMasters(mode);
+            return "**AceMQ + RedisIdempotencyStore, Redis Cluster of " + m + " master" + (m == 1 ? "" : "s")
+                    + ", its defaults**";
+        }
         return "AceMQ + JdbcIdempotencyStore, " + GroupCommit.parse(options.pgTunedGroupCommit).describe()
                 + " (pool " + options.pgTunedPool + ")";
     }
@@ -423,17 +474,18 @@ public final class EndToEndBenchmark {
         }
         StringBuilder sb = new StringBuilder("### Summary\n\n"
                 + "Medians of " + options.rounds + " interleaved rounds; " + fmt(options.messages) + " messages per "
-                + "measurement, " + fmt(options.pgMessages) + " for the PostgreSQL rows; credit " + fmt(CREDIT) + "; no-op "
+                + "measurement, " + fmt(options.pgMessages) + " for the rows with a database or Redis; credit " + fmt(CREDIT) + "; no-op "
                 + "handler. Ratios are to raw protonj2 measured in the same phase of this run with the same thread "
                 + "shape (1 thread: `raw`; more: `raw-pool4`). Cost columns: from the durable phase (the non-durable one "
                 + "for a row measured only there); CPU in µs per message.\n\n"
                 + "| consumer | handler threads | durable msg/s | ratio to raw | non-durable msg/s | ratio to raw "
-                + "| commits/msg | CPU µs/msg client / broker / PostgreSQL |\n|---|---:|---:|---:|---:|---:|---:|---|\n");
+                + "| commits/msg (Redis: script calls/msg) | CPU µs/msg client / broker / store server |\n"
+                + "|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (String m : rows) {
             Phase cost = durable != null && durable.samples.containsKey(m) ? durable : plain;
             sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s |%n", describe(m),
                     Modes.threads(m), rateCell(durable, m), ratioCell(durable, m), rateCell(plain, m),
-                    ratioCell(plain, m), Modes.usesPostgres(m) ? num(cost.medianOf(m, Sample::commitsPerMsg), 3) : "—",
+                    ratioCell(plain, m), Modes.server(m) != null ? num(cost.medianOf(m, Sample::commitsPerMsg), 3) : "—",
                     cost.samples.containsKey(m) ? cpuCell(cost, m) : "—"));
         }
         sb.append('\n');
@@ -442,7 +494,7 @@ public final class EndToEndBenchmark {
 
     private static String cpuCell(Phase p, String m) {
         String c = num(p.medianOf(m, Sample::clientMicrosPerMsg), 1) + " / " + num(p.medianOf(m, Sample::brokerMicrosPerMsg), 1);
-        return Modes.usesPostgres(m) ? c + " / " + num(p.medianOf(m, Sample::pgMicrosPerMsg), 1) : c;
+        return Modes.server(m) != null ? c + " / " + num(p.medianOf(m, Sample::pgMicrosPerMsg), 1) : c;
     }
 
     private static String rateCell(Phase p, String m) {
@@ -529,10 +581,13 @@ public final class EndToEndBenchmark {
             for (String mode : Modes.roundOrder(phase.modes, round)) {
                 Sample s = measure(phase, mode, count(mode));
                 phase.samples.computeIfAbsent(mode, k -> new ArrayList<>()).add(s);
-                log(String.format(Locale.ROOT, "%s round %d %-20s %,9.0f msg/s  %5.1f us/msg client+broker%s",
+                log(String.format(Locale.ROOT, "%s round %d %-20s %,9.0f msg/s  %5.1f us/msg client+broker%s%s",
                         phase.name(), round, mode, s.rate(), s.cpuMicrosPerMsg(), s.pgCommits() < 0 ? ""
-                                : String.format(Locale.ROOT, "  %.3f commits/msg  %.1f us/msg PostgreSQL",
-                                        s.commitsPerMsg(), s.pgMicrosPerMsg())));
+                                : String.format(Locale.ROOT, "  %.3f %s/msg  %.1f us/msg %s", s.commitsPerMsg(),
+                                        Modes.server(mode) == Modes.Server.REDIS ? "script calls" : "commits",
+                                        s.pgMicrosPerMsg(), Modes.server(mode).label),
+                        s.logSyncs() < 0 ? "" : String.format(Locale.ROOT, "  %.3f %s/msg", s.logSyncsPerMsg(),
+                                Modes.server(mode) == Modes.Server.REDIS ? "commands" : "redo log writes")));
             }
         }
         StringBuilder sb = new StringBuilder();
@@ -553,8 +608,8 @@ public final class EndToEndBenchmark {
         }
         sb.append("\nEach row's consumer is described in docs/benchmarks.md (\"What each row runs\"). Time and CPU run "
                 + "from connecting (starting the consumer, container or route) until the last message has been "
-                + "settled; closing is not timed for any row. CPU excludes PostgreSQL's processes; they are in the "
-                + "PostgreSQL table.\n\n");
+                + "settled; closing is not timed for any row. CPU excludes the store servers' processes (PostgreSQL, "
+                + "MariaDB, redis-server); they are in the store tables below.\n\n");
         sb.append(fingerprintComparison(phase));
         sb.append("#### Where the CPU goes (medians, from /proc: user and system time, context switches summed over "
                 + "the threads)\n\n| mode | client user µs/msg | client system µs/msg | broker µs/msg "
@@ -570,6 +625,7 @@ public final class EndToEndBenchmark {
         }
         sb.append("\nUser/system split at the kernel's 10 ms tick, so treat single rounds as ±10 %.\n\n");
         List<String> pgModes = phase.samples.keySet().stream().filter(Modes::usesPostgres).toList();
+        // (the other stores' rows follow in storeTable)
         if (!pgModes.isEmpty()) {
             sb.append("#### PostgreSQL rows: commits and CPU per message (medians)\n\n"
                     + "| mode | msg/s | commits/msg | client µs/msg | broker µs/msg | PostgreSQL µs/msg | total µs/msg "
@@ -590,6 +646,56 @@ public final class EndToEndBenchmark {
                     + "PostgreSQL CPU: user + system time of the postmaster and all its processes, living or ended, "
                     + "over the timed window.\n\n");
         }
+        sb.append(storeTable(phase));
+        return sb.toString();
+    }
+
+    /** The MariaDB and Redis rows: what each message cost the store server, next to PostgreSQL's defaults. */
+    private String storeTable(Phase phase) {
+        List<String> rows = phase.samples.keySet().stream()
+                .filter(m -> Modes.server(m) != null && Modes.server(m) != Modes.Server.POSTGRES).toList();
+        if (rows.isEmpty()) {
+            return "";
+        }
+        List<String> all = new ArrayList<>();
+        if (phase.samples.containsKey("postgres-default-4")) {
+            all.add("postgres-default-4");
+        }
+        all.addAll(rows);
+        StringBuilder sb = new StringBuilder("#### Store rows: server round trips and CPU per message (medians)\n\n"
+                + "| mode | store server | msg/s | ratio to `raw-pool4` | commits/msg (Redis: script calls/msg) "
+                + "| MariaDB: redo log writes/msg; Redis: commands/msg | client µs/msg | broker µs/msg | store server µs/msg | total µs/msg |\n"
+                + "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (String mode : all) {
+            List<Sample> list = phase.samples.get(mode);
+            Modes.Server server = Modes.server(mode);
+            String where = switch (server) {
+                case REDIS -> Modes.redisMasters(mode) == 0 ? "Redis standalone"
+                        : "Redis Cluster, " + Modes.redisMasters(mode) + " master"
+                        + (Modes.redisMasters(mode) == 1 ? "" : "s");
+                default -> server.label;
+            };
+            sb.append(String.format(Locale.ROOT, "| `%s` | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", mode, where,
+                    fmt(phase.rate(mode)), num(phase.ratio(mode), 2), num(median(list, Sample::commitsPerMsg), 3),
+                    num(median(list, Sample::logSyncsPerMsg), 3), num(median(list, Sample::clientMicrosPerMsg), 1),
+                    num(median(list, Sample::brokerMicrosPerMsg), 1),
+                    num(median(list, Sample::pgMicrosPerMsg), 1), num(median(list,
+                            x -> x.clientMicrosPerMsg() + x.brokerMicrosPerMsg() + x.pgMicrosPerMsg()), 1)));
+        }
+        sb.append("\nMariaDB: commits are the server's `Handler_commit`, which counts a commit call into the storage "
+                + "engine at the end of every statement as well as of every transaction (Camel's SELECT, INSERT, "
+                + "COMMIT count 3), so it is about the statements per message; what reaches the disk are the redo log "
+                + "writes, its `Innodb_log_writes` (each a synchronous write at `innodb_flush_log_at_trx_commit=1`; group "
+                + "commit lets one serve several transactions), both global counters read before and after the "
+                + "measurement, including the pool's connection set-up (a few dozen per measurement). Redis: script "
+                + "calls are `EVALSHA`/`EVAL` from `INFO commandstats` summed over the servers: every store call is "
+                + "one script per slot it touches, so this is the round trips (Lettuce pipelines the consumer "
+                + "threads' calls on one connection per node); commands are `total_commands_processed`, which also "
+                + "counts the commands the scripts ran and the cluster client's topology refreshes, less the "
+                + "harness's own INFO reads. PostgreSQL's row is repeated from the table above for comparison. "
+                + "Store server CPU: user + system time of "
+                + "`mariadbd`, or of all the `redis-server` processes of the row together (a cluster's masters "
+                + "summed), over the timed window.\n\n");
         return sb.toString();
     }
 
@@ -645,7 +751,7 @@ public final class EndToEndBenchmark {
     }
 
     private int count(String mode) {
-        return Modes.usesPostgres(mode) ? options.pgMessages : options.messages;
+        return Modes.server(mode) != null ? options.pgMessages : options.messages;
     }
 
     private static String roundList(List<Sample> list) {
@@ -685,6 +791,13 @@ public final class EndToEndBenchmark {
             checkDrained(queue, mode);
             return s;
         }
+        Modes.Server server = Modes.server(mode);
+        if (server == Modes.Server.MARIADB) {
+            return mariaDb(mode, queue, n, threads, b);
+        }
+        if (server == Modes.Server.REDIS) {
+            return redis(mode, queue, n, threads);
+        }
         String table = (mode.startsWith("camel") ? "camel_bench_" : "acemq_bench_") + sequence.incrementAndGet();
         boolean tuned = mode.startsWith("postgres-tuned-");
         Sample s;
@@ -718,6 +831,60 @@ public final class EndToEndBenchmark {
         return s;
     }
 
+    /** AceMQ with the JDBC store's defaults, or Camel's JDBC repository, on the durable MariaDB. */
+    private Sample mariaDb(String mode, String queue, int n, int threads, ProcessHandle b) throws Exception {
+        boolean camel = mode.startsWith("camel-");
+        String table = (camel ? "camel_bench_" : "acemq_bench_") + sequence.incrementAndGet();
+        Sample s;
+        long[] before;
+        try (HikariDataSource pool = mariadb.pool(options.pgPool, "store")) {
+            if (camel) {
+                // the camel-sql documentation's schema, with its primary key; Camel's own statements (SELECT
+                // COUNT(*) ... WHERE processorName = ? AND messageId = ?, then INSERT) are plain SQL that MariaDB runs
+                mariadb.execute("CREATE TABLE " + table + " (processorName VARCHAR(255), messageId VARCHAR(100), "
+                        + "createdAt TIMESTAMP NULL, PRIMARY KEY (processorName, messageId))");
+                JdbcMessageIdRepository repository = new JdbcMessageIdRepository(pool, "bench");
+                repository.setTableName(table);
+                before = mariadb.counters();
+                s = PeerConsumers.camel(HOST, broker.port(), queue, n, threads, CREDIT / threads, repository,
+                        options.camelUriOptions, b, mariadb, mode);
+            } else {
+                JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool).tableName(table).build();
+                store.createSchema();
+                before = mariadb.counters();
+                s = runtime(mode, queue, n, threads, CREDIT - threads, store, e -> { }, mariadb);
+            }
+        }
+        long[] after = mariadb.counters();
+        s = s.withCommits(after[0] - before[0], after[1] - before[1]);
+        mariadb.execute("DROP TABLE IF EXISTS " + table);
+        if (camel) {
+            checkDrained(queue, mode);
+        }
+        return s;
+    }
+
+    /** AceMQ with the Redis store's defaults on the standalone server or a cluster of M masters. */
+    private Sample redis(String mode, String queue, int n, int threads) throws Exception {
+        BenchRedis r = redis.get(Modes.redisMasters(mode));
+        RedisIdempotencyStore store = r.masters() == 0
+                ? RedisIdempotencyStore.builder((io.lettuce.core.RedisClient) r.client()).build()
+                : RedisIdempotencyStore.builder((io.lettuce.core.cluster.RedisClusterClient) r.client()).build();
+        Sample s;
+        long[] before;
+        try {
+            before = r.commands();
+            s = runtime(mode, queue, n, threads, CREDIT - threads, store, e -> { }, r);
+        } finally {
+            store.close();
+        }
+        long[] after = r.commands();
+        // the second read counts the first one's two INFO commands on every server
+        s = s.withCommits(after[0] - before[0], after[1] - before[1] - 2L * r.servers());
+        r.flushAll();
+        return s;
+    }
+
     /** Fails when a peer left a message on the queue: it did not settle everything it counted. */
     private void checkDrained(String queue, String mode) throws Exception {
         try (Connection c = client.connect(HOST, broker.port());
@@ -748,7 +915,12 @@ public final class EndToEndBenchmark {
 
     /** Sends n messages with 100-byte bodies, pipelined, and waits until the broker accepted them. */
     void fill(String queue, int n, boolean durable) throws Exception {
-        try (Connection c = client.connect(HOST, broker.port()); Sender sender = c.openSender(queue)) {
+        fill(client, broker.port(), queue, n, durable);
+    }
+
+    /** Sends n messages with 100-byte bodies to a queue on the broker at {@code port}, pipelined, and waits. */
+    static void fill(Client client, int port, String queue, int n, boolean durable) throws Exception {
+        try (Connection c = client.connect(HOST, port); Sender sender = c.openSender(queue)) {
             ArrayDeque<Tracker> window = new ArrayDeque<>();
             for (int i = 0; i < n; i++) {
                 byte[] body = new byte[BODY];
@@ -833,7 +1005,7 @@ public final class EndToEndBenchmark {
     }
 
     private Sample runtime(String mode, String queue, int n, int threads, int prefetch, IdempotencyStore store,
-                           MessageHandler handler, BenchEnv.Postgres pg) throws Exception {
+                           MessageHandler handler, BenchEnv.StoreServer pg) throws Exception {
         Counter counter = new Counter(n);
         Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
         Subscription.Builder subscription = Subscription.builder(queue, handler).concurrency(threads)

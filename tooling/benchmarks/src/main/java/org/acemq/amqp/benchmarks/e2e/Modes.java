@@ -21,9 +21,15 @@ import java.util.regex.Pattern;
  * <li>{@code postgres-tuned-N}: AceMQ with JdbcIdempotencyStore in the setting of {@code --pg-tuned-*}</li>
  * <li>{@code memory-fp-off-N}, {@code postgres-default-fp-off-N}, {@code postgres-tuned-fp-off-N}: the same AceMQ row
  *     with {@code Fingerprint.off()} (the rows without it run the default, {@code Fingerprint.body()})</li>
+ * <li>{@code mariadb-default-N}: AceMQ with JdbcIdempotencyStore's defaults on a durable private MariaDB;
+ *     {@code camel-mariadb-N}: Camel's JDBC repository on the same MariaDB</li>
+ * <li>{@code redis-default-N}: AceMQ with RedisIdempotencyStore's defaults on a private standalone redis-server
+ *     (AOF, appendfsync everysec); {@code redis-clusterM-N}: the same on a private Redis Cluster of M masters</li>
  * </ul>
  *
- * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel).
+ * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel),
+ * {@code mariadb} (AceMQ and Camel on MariaDB), {@code redis} (standalone), {@code redis-cluster} (1 and 3 masters),
+ * {@code stores} (the last three).
  * {@code --fingerprint on,off} runs each AceMQ row of the phase with the fingerprint on and off, side by side;
  * {@code --fingerprint off} only off ({@link #withFingerprint}).
  */
@@ -34,7 +40,14 @@ final class Modes {
 
     private static final Pattern NAME = Pattern.compile(
             "(raw|raw-pool(\\d+)|memory-(?:fp-off-)?(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
-                    + "|postgres-default-(?:fp-off-)?(\\d+)|postgres-tuned-(?:fp-off-)?(\\d+))");
+                    + "|postgres-default-(?:fp-off-)?(\\d+)|postgres-tuned-(?:fp-off-)?(\\d+)"
+                    + "|mariadb-default-(\\d+)|camel-mariadb-(\\d+)|redis-default-(\\d+)"
+                    + "|redis-cluster[1-9]\\d*-(\\d+))");
+
+    /** The rows of the store groups, each with 4 handler threads (as {@code postgres-default-4}). */
+    static final List<String> MARIADB = List.of("mariadb-default-4", "camel-mariadb-4");
+    static final List<String> REDIS = List.of("redis-default-4");
+    static final List<String> REDIS_CLUSTER = List.of("redis-cluster1-4", "redis-cluster3-4");
 
     /** The infix of a row run with {@code Fingerprint.off()}. */
     private static final String FP_OFF = "fp-off-";
@@ -52,6 +65,9 @@ final class Modes {
         if (durable) {
             modes.addAll(List.of("camel-memory-4", "camel-jdbc-4", "postgres-default-4",
                     "postgres-tuned-" + tunedThreads));
+            modes.addAll(MARIADB);
+            modes.addAll(REDIS);
+            modes.addAll(REDIS_CLUSTER);
         }
         return modes;
     }
@@ -74,6 +90,14 @@ final class Modes {
                 case "camel" -> out.addAll(List.of("camel-memory-4", "camel-jdbc-4"));
                 case "postgres" -> out.addAll(List.of("postgres-default-4", "postgres-tuned-" + tunedThreads));
                 case "peers" -> out.addAll(List.of("spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4"));
+                case "mariadb" -> out.addAll(MARIADB);
+                case "redis" -> out.addAll(REDIS);
+                case "redis-cluster" -> out.addAll(REDIS_CLUSTER);
+                case "stores" -> {
+                    out.addAll(MARIADB);
+                    out.addAll(REDIS);
+                    out.addAll(REDIS_CLUSTER);
+                }
                 default -> {
                     threads(name); // validates
                     out.add(name);
@@ -96,8 +120,9 @@ final class Modes {
         if (!m.matches()) {
             throw new IllegalArgumentException("unknown mode " + mode + "; known: raw, raw-poolN, memory-N, spring-N,"
                     + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N, memory-fp-off-N,"
-                    + " postgres-default-fp-off-N, postgres-tuned-fp-off-N and the groups memory, spring, camel,"
-                    + " postgres, peers");
+                    + " postgres-default-fp-off-N, postgres-tuned-fp-off-N, mariadb-default-N, camel-mariadb-N,"
+                    + " redis-default-N, redis-clusterM-N and the groups memory, spring, camel,"
+                    + " postgres, peers, mariadb, redis, redis-cluster, stores");
         }
         if (mode.equals("raw")) {
             return 1;
@@ -192,6 +217,39 @@ final class Modes {
     /** @return whether the row keeps its idempotency records in PostgreSQL */
     static boolean usesPostgres(String mode) {
         return mode.startsWith("postgres-") || mode.startsWith("camel-jdbc-");
+    }
+
+    /** The server a row keeps its idempotency records in. */
+    enum Server {
+        POSTGRES("PostgreSQL"), MARIADB("MariaDB"), REDIS("Redis");
+
+        final String label;
+
+        Server(String label) {
+            this.label = label;
+        }
+    }
+
+    /** @return the server the row keeps its records in, or null (in-memory, no de-duplication) */
+    static Server server(String mode) {
+        if (usesPostgres(mode)) {
+            return Server.POSTGRES;
+        }
+        if (mode.startsWith("mariadb-") || mode.startsWith("camel-mariadb-")) {
+            return Server.MARIADB;
+        }
+        if (mode.startsWith("redis-")) {
+            return Server.REDIS;
+        }
+        return null;
+    }
+
+    /** @return the masters of a {@code redis-clusterM-N} row, 0 for the standalone {@code redis-default-N} */
+    static int redisMasters(String mode) {
+        if (!mode.startsWith("redis-cluster")) {
+            return 0;
+        }
+        return Integer.parseInt(mode.substring("redis-cluster".length(), mode.lastIndexOf('-')));
     }
 
     /** @return the raw protonj2 row with the same shape: {@code raw} for one thread, {@code raw-pool4} for more */

@@ -71,7 +71,7 @@ final class PeerConsumers {
      */
     static Sample camel(String host, int port, String queue, int n, int threads, int creditPerConsumer,
                         IdempotentRepository repository, String uriOptions, ProcessHandle broker,
-                        BenchEnv.Postgres postgres, String mode) throws Exception {
+                        BenchEnv.StoreServer postgres, String mode) throws Exception {
         CountDownLatch done = new CountDownLatch(n);
         // camel-amqp's AMQPComponent.amqpComponent(uri) is this connection factory on a JmsComponent
         JmsConnectionFactory connectionFactory = new JmsConnectionFactory(

@@ -11,11 +11,14 @@ package org.acemq.amqp.benchmarks.e2e;
  * @param brokerCpu CPU time of the broker JVM, -1 if unknown
  * @param client the client JVM's scheduler counters over the measurement
  * @param brokerSched the broker JVM's scheduler counters over the measurement
- * @param pgCpu CPU time of the PostgreSQL server's processes, -1 if not measured
- * @param pgCommits transactions PostgreSQL committed for the measurement, -1 if not measured
+ * @param pgCpu CPU time of the store server's processes (PostgreSQL, MariaDB, redis-server), -1 if not measured
+ * @param pgCommits transactions the database committed for the measurement (Redis: script calls), -1 if not
+ *     measured
+ * @param logSyncs a second server counter, -1 if not measured: MariaDB's redo log writes ({@code Innodb_log_writes}),
+ *     Redis's commands including those its scripts ran ({@code total_commands_processed})
  */
 record Sample(String mode, int concurrency, int messages, long nanos, long clientCpu, long brokerCpu,
-              BenchEnv.Sched client, BenchEnv.Sched brokerSched, long pgCpu, long pgCommits) {
+              BenchEnv.Sched client, BenchEnv.Sched brokerSched, long pgCpu, long pgCommits, long logSyncs) {
 
     double rate() {
         return messages * 1e9 / nanos;
@@ -42,15 +45,25 @@ record Sample(String mode, int concurrency, int messages, long nanos, long clien
         return pgCommits < 0 ? Double.NaN : (double) pgCommits / messages;
     }
 
+    double logSyncsPerMsg() {
+        return logSyncs < 0 ? Double.NaN : (double) logSyncs / messages;
+    }
+
     /** @return a copy with the commit count, known only once the measured pool is closed */
     Sample withCommits(long commits) {
-        return new Sample(mode, concurrency, messages, nanos, clientCpu, brokerCpu, client, brokerSched, pgCpu, commits);
+        return withCommits(commits, -1);
+    }
+
+    /** @return a copy with the commit (Redis: script call) count and the second counter */
+    Sample withCommits(long commits, long syncs) {
+        return new Sample(mode, concurrency, messages, nanos, clientCpu, brokerCpu, client, brokerSched, pgCpu, commits,
+                syncs);
     }
 
     /** Wall clock and CPU from {@link #start} to {@link #stop}: client JVM, broker JVM and, if given, PostgreSQL. */
     static final class Meter {
         private final ProcessHandle broker;
-        private final BenchEnv.Postgres postgres;
+        private final BenchEnv.StoreServer postgres;
         private final long cpu0;
         private final long brokerCpu0;
         private final long pgCpu0;
@@ -58,7 +71,7 @@ record Sample(String mode, int concurrency, int messages, long nanos, long clien
         private final BenchEnv.Sched brokerSched0;
         private final long t0;
 
-        private Meter(ProcessHandle broker, BenchEnv.Postgres postgres) {
+        private Meter(ProcessHandle broker, BenchEnv.StoreServer postgres) {
             this.broker = broker;
             this.postgres = postgres;
             this.cpu0 = BenchEnv.cpuNanos(ProcessHandle.current());
@@ -71,10 +84,10 @@ record Sample(String mode, int concurrency, int messages, long nanos, long clien
 
         /**
          * @param broker the broker JVM
-         * @param postgres the server whose CPU to count too, or null
+         * @param postgres the store server whose CPU to count too, or null
          * @return a running meter
          */
-        static Meter start(ProcessHandle broker, BenchEnv.Postgres postgres) {
+        static Meter start(ProcessHandle broker, BenchEnv.StoreServer postgres) {
             return new Meter(broker, postgres);
         }
 
@@ -89,7 +102,7 @@ record Sample(String mode, int concurrency, int messages, long nanos, long clien
             return new Sample(mode, concurrency, messages, nanos, BenchEnv.cpuNanos(ProcessHandle.current()) - cpu0,
                     BenchEnv.cpuNanos(broker) - brokerCpu0,
                     BenchEnv.Sched.of(ProcessHandle.current().pid()).since(sched0),
-                    BenchEnv.Sched.of(broker.pid()).since(brokerSched0), pgCpu, -1);
+                    BenchEnv.Sched.of(broker.pid()).since(brokerSched0), pgCpu, -1, -1);
         }
     }
 }

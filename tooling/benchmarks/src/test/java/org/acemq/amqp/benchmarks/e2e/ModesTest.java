@@ -11,7 +11,9 @@ class ModesTest {
     @Test
     void durableDefaultsHaveEveryRowOfIssue13AfterTheBaselines() {
         assertThat(Modes.resolve(null, true, 64, true)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4",
-                "spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4", "postgres-default-4", "postgres-tuned-64");
+                "spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4", "postgres-default-4", "postgres-tuned-64",
+                "mariadb-default-4", "camel-mariadb-4", "redis-default-4", "redis-cluster1-4",
+                "redis-cluster3-4");
     }
 
     @Test
@@ -31,7 +33,26 @@ class ModesTest {
     @Test
     void noPostgresDropsEveryRowThatNeedsTheDatabase() {
         assertThat(Modes.resolve(null, true, 64, false)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4",
-                "spring-1", "spring-4", "camel-memory-4");
+                "spring-1", "spring-4", "camel-memory-4", "mariadb-default-4", "camel-mariadb-4",
+                "redis-default-4", "redis-cluster1-4", "redis-cluster3-4");
+    }
+
+    @Test
+    void storeGroupsNameTheRowsOfEachServer() {
+        assertThat(Modes.resolve(List.of("mariadb", "redis", "redis-cluster"), true, 64, true)).containsExactly("raw",
+                "raw-pool4", "mariadb-default-4", "camel-mariadb-4", "redis-default-4", "redis-cluster1-4",
+                "redis-cluster3-4");
+        assertThat(Modes.resolve(List.of("stores"), true, 64, true)).containsExactly("raw", "raw-pool4",
+                "mariadb-default-4", "camel-mariadb-4", "redis-default-4", "redis-cluster1-4",
+                "redis-cluster3-4");
+        assertThat(Modes.server("camel-mariadb-4")).isEqualTo(Modes.Server.MARIADB);
+        assertThat(Modes.server("camel-jdbc-4")).isEqualTo(Modes.Server.POSTGRES);
+        assertThat(Modes.server("redis-cluster3-4")).isEqualTo(Modes.Server.REDIS);
+        assertThat(Modes.server("memory-4")).isNull();
+        assertThat(Modes.redisMasters("redis-default-4")).isZero();
+        assertThat(Modes.redisMasters("redis-cluster12-8")).isEqualTo(12);
+        assertThat(Modes.threads("redis-cluster12-8")).isEqualTo(8);
+        assertThat(Modes.baseline("redis-cluster1-4")).isEqualTo("raw-pool4");
     }
 
     @Test

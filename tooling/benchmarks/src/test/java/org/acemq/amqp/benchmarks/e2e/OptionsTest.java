@@ -90,6 +90,6 @@ class OptionsTest {
 
     private static Sample sample(String mode, int messages) {
         BenchEnv.Sched none = new BenchEnv.Sched(0, 0, 0);
-        return new Sample(mode, 4, messages, 1_000_000_000L, messages * 1_000L, 0, none, none, -1, -1);
+        return new Sample(mode, 4, messages, 1_000_000_000L, messages * 1_000L, 0, none, none, -1, -1, -1);
     }
 }
