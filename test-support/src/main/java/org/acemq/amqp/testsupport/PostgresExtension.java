@@ -39,7 +39,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class PostgresExtension implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
 
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(PostgresExtension.class);
+    /** Per extension instance: two extensions registered on one class make two schemas. */
+    private final ExtensionContext.Namespace namespace = ExtensionContext.Namespace.create(PostgresExtension.class,
+            this);
     private static final String SCHEMA_KEY = "schema";
 
     private volatile ExtensionContext currentContext;
@@ -71,7 +73,7 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
      */
     public PostgresSchema schema() {
         ExtensionContext context = currentContext;
-        PostgresSchema schema = context == null ? null : context.getStore(NAMESPACE).get(SCHEMA_KEY,
+        PostgresSchema schema = context == null ? null : context.getStore(namespace).get(SCHEMA_KEY,
                 PostgresSchema.class);
         if (schema == null) {
             throw new IllegalStateException("no PostgreSQL schema: use schema() only inside the tests of the class "
@@ -119,9 +121,9 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
         throw new ParameterResolutionException("PostgresExtension cannot resolve " + type.getName());
     }
 
-    private static PostgresSchema schemaFor(ExtensionContext context) {
+    private PostgresSchema schemaFor(ExtensionContext context) {
         // looks in this context's store and its ancestors': a class-level schema serves its tests and nested classes
-        return context.getStore(NAMESPACE).getOrComputeIfAbsent(SCHEMA_KEY,
+        return context.getStore(namespace).getOrComputeIfAbsent(SCHEMA_KEY,
                 k -> PostgresProvider.shared().newSchema(hint(context)), PostgresSchema.class);
     }
 
