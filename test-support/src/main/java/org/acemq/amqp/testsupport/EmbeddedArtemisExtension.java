@@ -49,6 +49,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
             ExtensionContext.Namespace.create(EmbeddedArtemisExtension.class, this);
     private static final String BROKER_KEY = "broker";
     private static final String CLIENT_KEY = "client";
+    private static final String REGISTRATION_KEY = "registration";
 
     private final EmbeddedArtemis.Builder builder;
     private volatile ExtensionContext currentContext;
@@ -94,6 +95,11 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
         brokerFor(context);
         currentContext = context;
         currentClient = null;
+        if (context.getTestMethod().isEmpty()) {
+            // class level: a Spring Boot test of this class finds the broker (BootTestProperties)
+            context.getStore(namespace).put(REGISTRATION_KEY,
+                    BootTestProperties.register(context.getRequiredTestClass(), this));
+        }
     }
 
     /**

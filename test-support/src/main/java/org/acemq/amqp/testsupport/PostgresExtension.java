@@ -43,6 +43,7 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
     private final ExtensionContext.Namespace namespace = ExtensionContext.Namespace.create(PostgresExtension.class,
             this);
     private static final String SCHEMA_KEY = "schema";
+    private static final String REGISTRATION_KEY = "registration";
 
     private volatile ExtensionContext currentContext;
 
@@ -59,6 +60,9 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
     public void beforeAll(ExtensionContext context) {
         schemaFor(context);
         currentContext = context;
+        // class level: a Spring Boot test of this class finds the schema (BootTestProperties)
+        context.getStore(namespace).put(REGISTRATION_KEY,
+                BootTestProperties.register(context.getRequiredTestClass(), this));
     }
 
     @Override
