@@ -22,6 +22,12 @@ public final class RejectionConditions {
      * ({@link Fingerprint.Action#REJECT}).
      */
     public static final String FINGERPRINT_CONFLICT = "acemq:fingerprint-conflict";
+    /**
+     * The message does not satisfy its handler's validation (the Spring Boot starter: an {@code @AcemqListener}
+     * method's {@code @Valid} payload has constraint violations). A {@link PermanentMessageException} with this
+     * condition; the runtime decides it as any permanent failure.
+     */
+    public static final String VALIDATION_FAILED = "acemq:validation-failed";
     /** The handler declared the failure permanent, without a condition of its own. */
     public static final String PERMANENT_FAILURE = PermanentMessageException.DEFAULT_CONDITION;
 

@@ -22,10 +22,22 @@ import java.lang.annotation.Target;
  * }</pre>
  *
  * <h2>Parameters</h2>
- * At most two: the {@link org.acemq.amqp.api.Envelope}, and one body parameter of any other type, converted by the
- * application's {@link BodyConverter} bean (the default one handles {@code String}, {@code byte[]}, the body's own
- * type, and JSON through the application's Jackson mapper). A body that cannot be converted is rejected with
- * condition {@code amqp:decode-error}. The return value is ignored.
+ * The method is invoked through Spring Messaging's handler methods, so its parameters are those of
+ * {@code @JmsListener} or {@code @RabbitListener} methods, in any order:
+ * <ul>
+ *   <li>the payload: one parameter with {@code @Payload}, or without annotation, converted from the body by Spring
+ *       {@code MessageConverter}s (JSON with the application's Jackson mapper, {@code String}, {@code byte[]}, AMQP
+ *       maps and lists; see {@link AcemqMessageConverterCustomizer}); validated when annotated {@code @Valid} or
+ *       {@code @Validated}, with the application's {@code Validator};</li>
+ *   <li>{@code @Header("name")}: an application property, or an AMQP field under its {@link AcemqHeaders} name
+ *       ({@code amqp_messageId}, ...), converted to the parameter's type; {@code @Headers Map<String, Object>} (or
+ *       {@code MessageHeaders}): all of them;</li>
+ *   <li>the {@link org.acemq.amqp.api.Envelope}; Spring's {@code Message<?>} (or {@code Message<Order>}).</li>
+ * </ul>
+ * A parameter that cannot be resolved fails the start (two body parameters, say). A message that does not fit the
+ * method can never succeed: a payload that fails validation is rejected with condition
+ * {@code acemq:validation-failed}; a body or header that cannot be converted, a missing required header or a missing
+ * body with condition {@code amqp:decode-error}. The return value is ignored.
  *
  * <h2>Outcomes</h2>
  * Exactly as for any {@link org.acemq.amqp.api.MessageHandler}: returning confirms and accepts; throwing
@@ -204,9 +216,10 @@ public @interface AcemqListener {
      * start-up and evaluated per message, before the claim, over a root object with
      * <ul>
      *   <li>{@code headers}: the application properties ({@code headers['orderId']}, or {@code headers.orderId});</li>
-     *   <li>{@code payload}: the body converted as the method's body parameter is (by the application's
-     *       {@link BodyConverter}), so {@code payload.orderId} reads the same object the method receives; the decoded
-     *       AMQP body when the method has no body parameter; converted only when the expression reads it;</li>
+     *   <li>{@code payload}: the body converted as the method's payload parameter is (by the same message
+     *       converters, not validated), so {@code payload.orderId} reads the same object the method receives; the
+     *       decoded AMQP body when the method has no payload parameter; converted only when the expression reads
+     *       it;</li>
      *   <li>{@code messageId}: the AMQP message-id; {@code envelope}: the message's
      *       {@link org.acemq.amqp.api.Envelope} (its {@code id()} is not known yet).</li>
      * </ul>

@@ -26,6 +26,7 @@ import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.ProjectFiles;
 import org.acemq.amqp.consumer.RejectionHandler;
+import org.acemq.amqp.consumer.RejectionConditions;
 import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
@@ -137,6 +138,20 @@ class OutcomePolicyTest {
                         List.of(Verdict.reject(SettleReason.PERMANENT, "acemq:permanent-failure", "no"),
                                 Verdict.reject(SettleReason.PERMANENT, "acemq:permanent-failure",
                                         "IllegalArgumentException: bad"))),
+                new Row("a Spring Boot `@AcemqListener` method's parameters cannot be resolved: its `@Valid` payload "
+                        + "fails validation, or the body or a header cannot be converted (or a required header or the "
+                        + "body is missing)", List.of(
+                        p -> p.decide(claimed(1).handled(new PermanentMessageException(
+                                RejectionConditions.VALIDATION_FAILED, "the Order payload of Orders.onOrder is not "
+                                        + "valid: quantity: must be greater than 0", null), true, 0.3)),
+                        p -> p.decide(claimed(1).handled(new PermanentMessageException(
+                                RejectionConditions.DECODE_ERROR, "the body of s:1 cannot be converted", null), true,
+                                0.3))),
+                        List.of(Verdict.reject(SettleReason.PERMANENT, "acemq:validation-failed",
+                                        "the Order payload of Orders.onOrder is not valid: quantity: must be greater "
+                                                + "than 0"),
+                                Verdict.reject(SettleReason.PERMANENT, "amqp:decode-error",
+                                        "the body of s:1 cannot be converted"))),
                 new Row("handler threw anything else, attempts left", List.of(
                         p -> p.decide(claimed(1).handled(new IllegalStateException(), true, 0.0)),
                         p -> p.decide(claimed(2).handled(new IllegalStateException(), false, 1.0))),

@@ -49,10 +49,11 @@ import io.lettuce.core.codec.StringCodec;
  * <h2>Cluster</h2>
  * The braces make the whole identifier the key's hash tag, so identifiers spread over all slots and masters, and every
  * record is one key in one slot: what must be atomic is always on one master. A batch call on a cluster is split by
- * slot: one script per slot (all sent at once), atomic within its slot. On a standalone server a batch is one script,
- * atomic as a whole. If some slots of a cluster batch fail, {@link #acquireAll} gives back (releases) what the others
- * claimed and throws {@link StoreUnavailableException}; {@link #confirmAll} then leaves what did get confirmed
- * confirmed (safe: confirming is idempotent, and the runtime confirms again).
+ * slot: one script per slot (all sent at once and awaited together within one timeout), atomic within its slot. On a
+ * standalone server a batch is one script, atomic as a whole. If some slots of a cluster batch fail,
+ * {@link #acquireAll} gives back (releases) what the others claimed and throws {@link StoreUnavailableException};
+ * {@link #confirmAll} then leaves what did get confirmed confirmed (safe: confirming is idempotent, and the runtime
+ * confirms again).
  *
  * <h2>What Redis can lose</h2>
  * Redis acknowledges a write before it reaches a replica or (unless {@code appendfsync always}) the disk. A failover to
@@ -496,8 +497,8 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         }
 
         /**
-         * @param timeout how long a call waits for Redis before it fails with {@link StoreUnavailableException};
-         *     default {@link #DEFAULT_TIMEOUT}
+         * @param timeout how long a call waits for Redis before it fails with {@link StoreUnavailableException} (a
+         *     batch split over several slots of a cluster: all of them together); default {@link #DEFAULT_TIMEOUT}
          * @return this builder
          */
         public Builder timeout(Duration timeout) {

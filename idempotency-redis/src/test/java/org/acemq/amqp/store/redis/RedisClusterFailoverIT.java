@@ -83,6 +83,11 @@ class RedisClusterFailoverIT {
         Set<Integer> victimSlots = new TreeSet<>(victim.getSlots());
         RedisServers.RedisProcess victimProcess = nodes.stream()
                 .filter(node -> node.port() == victim.getUri().getPort()).findFirst().orElseThrow();
+        // startCluster returned with every replica synced: the victim's replica can stand for election
+        RedisServers.RedisProcess replica = nodes.stream()
+                .filter(node -> node.info("INFO replication").contains("master_port:" + victimProcess.port()))
+                .findFirst().orElseThrow();
+        assertThat(replica.isSyncedReplica()).as("the replica of the master to be killed is in sync").isTrue();
 
         E2e.Effects effects = new E2e.Effects();
         AtomicInteger started = new AtomicInteger();
@@ -108,11 +113,23 @@ class RedisClusterFailoverIT {
             await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
                     .until(() -> started.get() >= KILL_AFTER + 4);
             victimProcess.kill();
+            long killedAt = System.nanoTime();
             killed.countDown();
+
+            // the failover itself (cluster-node-timeout 1 s, then an election): without it nothing below can happen
+            try {
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                        .until(replica::isMaster);
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("the killed master's replica (port " + replica.port() + ") was not "
+                        + "promoted within 60 s; its log ends:\n" + replica.logTail(), e);
+            }
+            long promotedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
 
             await().atMost(Duration.ofSeconds(300)).pollInterval(Duration.ofMillis(100))
                     .until(() -> effects.distinct() == MESSAGES && broker.messageCount(QUEUE) == 0
                             && broker.deliveringCount(QUEUE) == 0);
+            long drainedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
 
             // a replica now serves the dead master's slots
             redis.refreshPartitions();
@@ -121,19 +138,32 @@ class RedisClusterFailoverIT {
 
             assertThat(effects.distinct()).as("messages that took effect").isEqualTo(MESSAGES);
             try (RedisIdempotencyStore check = store(prefix)) {
-                for (int i = 0; i < MESSAGES; i++) {
-                    String key = QUEUE + "|s:order-" + i;
-                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-                            .until(() -> check.isConfirmed(key));
-                }
+                // every key confirmed (a confirmation the runtime gave up on after confirmTimeout would show here);
+                // read all keys per round, not one await per key (each await first sleeps its poll delay)
+                await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500))
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(unconfirmed(check)).as("keys not confirmed").isEmpty());
                 for (String key : effects.repeated().keySet()) {
                     assertThat(victimSlots).as("a repeated effect (%s) must be a key of the killed master", key)
                             .contains(SlotHash.getSlot(check.redisKey(key)));
                 }
             }
-            System.out.printf("failover: %d messages, %d keys on the killed master's %d slots, %d repeated effects%n",
-                    MESSAGES, countOn(victimSlots, prefix), victimSlots.size(), effects.repeated().size());
+            System.out.printf("failover: %d messages, %d keys on the killed master's %d slots, %d repeated effects; "
+                    + "replica promoted %d ms and queue drained %d ms after the kill%n", MESSAGES,
+                    countOn(victimSlots, prefix), victimSlots.size(), effects.repeated().size(), promotedMillis,
+                    drainedMillis);
         }
+    }
+
+    private static List<String> unconfirmed(RedisIdempotencyStore store) {
+        List<String> unconfirmed = new ArrayList<>();
+        for (int i = 0; i < MESSAGES; i++) {
+            String key = QUEUE + "|s:order-" + i;
+            if (!store.isConfirmed(key)) {
+                unconfirmed.add(key);
+            }
+        }
+        return unconfirmed;
     }
 
     private static long countOn(Set<Integer> slots, String prefix) {

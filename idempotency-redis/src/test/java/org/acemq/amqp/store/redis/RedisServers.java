@@ -175,9 +175,11 @@ final class RedisServers {
                             "--appendfsync", "everysec", "--daemonize", "no", "--loglevel", "warning",
                             "--logfile", dir.resolve("redis.log").toString()));
                     if (clusterNode) {
+                        // repl-diskless-sync-delay 0: a replica's first full sync starts at once instead of after
+                        // the default 5 s wait for more replicas (startCluster waits for that sync either way)
                         command.addAll(List.of("--cluster-enabled", "yes", "--cluster-config-file",
                                 dir.resolve("nodes.conf").toString(), "--cluster-node-timeout", "1000",
-                                "--cluster-require-full-coverage", "yes"));
+                                "--cluster-require-full-coverage", "yes", "--repl-diskless-sync-delay", "0"));
                     }
                     Process process = new ProcessBuilder(command).redirectErrorStream(true)
                             .redirectOutput(dir.resolve("stdout.log").toFile()).start();
@@ -197,7 +199,17 @@ final class RedisServers {
             throw last;
         }
 
-        /** Starts {@code masters} masters with {@code replicasEach} replicas each and joins them into a cluster. */
+        /**
+         * Starts {@code masters} masters with {@code replicasEach} replicas each, joins them into a cluster, and
+         * returns once the cluster is up and every replica has finished its first full sync with its master.
+         *
+         * <p>That last wait is what makes a failover possible at all: a replica that has never synchronised with its
+         * master does not stand for election when the master dies (Redis counts its data as older than
+         * {@code cluster-replica-validity-factor} allows and logs "Currently unable to failover: Disconnected from
+         * master for longer than allowed"), so the master's slots stay without a master and, with full coverage
+         * required, the whole cluster answers CLUSTERDOWN for good. {@code redis-cli --cluster create} returns, and
+         * every node reports {@code cluster_state:ok}, before that sync has even started.
+         */
         static List<RedisProcess> startCluster(int masters, int replicasEach) {
             List<RedisProcess> nodes = new ArrayList<>();
             for (int i = 0; i < masters * (1 + replicasEach); i++) {
@@ -227,7 +239,49 @@ final class RedisServers {
                         .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
                         .until(() -> node.info("CLUSTER INFO").contains("cluster_state:ok"));
             }
+            if (replicasEach > 0) {
+                awaitReplicasInSync(nodes, masters * replicasEach);
+            }
             return nodes;
+        }
+
+        /** Waits until {@code replicas} nodes are replicas whose link to their master is up and fully synced. */
+        private static void awaitReplicasInSync(List<RedisProcess> nodes, int replicas) {
+            try {
+                org.awaitility.Awaitility.await("replicas in sync with their masters")
+                        .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(200))
+                        .until(() -> nodes.stream().filter(RedisProcess::isSyncedReplica).count() == replicas);
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+                StringBuilder state = new StringBuilder();
+                for (RedisProcess node : nodes) {
+                    state.append("\n--- port ").append(node.port).append(":\n").append(node.info("INFO replication"));
+                }
+                nodes.forEach(RedisProcess::stop);
+                throw new IllegalStateException("the cluster's replicas did not finish their first sync within 90 s"
+                        + state, e);
+            }
+        }
+
+        /** @return whether this node is a replica whose link to its master is up, with no sync in progress */
+        boolean isSyncedReplica() {
+            String replication = info("INFO replication");
+            return replication.contains("role:slave") && replication.contains("master_link_status:up")
+                    && replication.contains("master_sync_in_progress:0");
+        }
+
+        /** @return whether this node is a master (false also when it does not answer) */
+        boolean isMaster() {
+            return info("INFO replication").contains("role:master");
+        }
+
+        /** @return the end of this node's log, for failure messages */
+        String logTail() {
+            try {
+                List<String> lines = Files.readAllLines(dir.resolve("redis.log"));
+                return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+            } catch (IOException e) {
+                return "(no log: " + e.getMessage() + ")";
+            }
         }
 
         /** Runs a command on this node through redis-cli and returns its output (empty when it fails). */

@@ -10,7 +10,7 @@ import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.spring.AcemqListenerRegistry;
 import org.acemq.amqp.spring.AcemqProperties;
-import org.acemq.amqp.spring.BodyConverter;
+import org.acemq.amqp.spring.AcemqMessageConverterCustomizer;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.springframework.beans.factory.BeanFactory;
@@ -60,9 +60,9 @@ public final class AcemqAutoConfiguration {
     }
 
     @Bean
-    @ConditionalOnMissingBean(BodyConverter.class)
-    BodyConverter acemqBodyConverter(BeanFactory beans) {
-        return new DefaultBodyConverter(JsonReaders.find(beans));
+    ListenerMethods acemqListenerMethods(BeanFactory beans,
+            ObjectProvider<AcemqMessageConverterCustomizer> converterCustomizers) {
+        return new ListenerMethods(beans, () -> converterCustomizers.orderedStream().toList());
     }
 
     @Bean
@@ -88,12 +88,12 @@ public final class AcemqAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(AcemqListenerContainer.class)
     AcemqListenerContainer acemqListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
-            ObjectProvider<IdempotencyStore> store, BodyConverter converter, ObjectProvider<SslBundles> sslBundles,
+            ObjectProvider<IdempotencyStore> store, ListenerMethods methods, ObjectProvider<SslBundles> sslBundles,
             ObjectProvider<ListenerContainer.ObserverBinding> observer,
             ObjectProvider<ListenerContainer.TransactionalHandlers> transactional,
             ObjectProvider<AcemqConsumerCustomizer> customizers, ObjectProvider<RejectionHandler> rejectionHandlers,
             BeanFactory beans) {
-        return new ListenerContainer(properties, listeners, store::getObject, converter,
+        return new ListenerContainer(properties, listeners, store::getObject, methods,
                 name -> ConsumerSettings.connection(properties, name, sslBundles.getIfAvailable()),
                 observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
                 rejectionHandlers(rejectionHandlers, beans));

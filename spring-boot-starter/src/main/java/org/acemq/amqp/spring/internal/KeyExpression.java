@@ -100,7 +100,7 @@ final class KeyExpression {
         }
 
         /**
-         * @return the body as the listener's body parameter receives it (the decoded body if it has none)
+         * @return the body as the listener's payload parameter receives it (the decoded body if it has none)
          * @throws UnreadablePayload if the body cannot be converted
          */
         public Object getPayload() {

@@ -17,7 +17,6 @@ import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
 import org.acemq.amqp.spring.AcemqListenerRegistry;
 import org.acemq.amqp.spring.AcemqProperties;
-import org.acemq.amqp.spring.BodyConverter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -66,7 +65,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final AcemqProperties properties;
     private final ListenerAnnotationProcessor listeners;
     private final Supplier<IdempotencyStore> store;
-    private final BodyConverter converter;
+    private final ListenerMethods methods;
     private final ConnectionSettingsSource connection;
     private final ObserverBinding observerBinding;
     private final TransactionalHandlers transactionalHandlers;
@@ -88,22 +87,22 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     }
 
     ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
-            Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
+            Supplier<IdempotencyStore> store, ListenerMethods methods, ConnectionSettingsSource connection,
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
             List<AcemqConsumerCustomizer> customizers) {
-        this(properties, listeners, store, converter, connection, observerBinding, transactionalHandlers, customizers,
+        this(properties, listeners, store, methods, connection, observerBinding, transactionalHandlers, customizers,
                 ListenerSettings.RejectionHandlers.NONE);
     }
 
     ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
-            Supplier<IdempotencyStore> store, BodyConverter converter, ConnectionSettingsSource connection,
+            Supplier<IdempotencyStore> store, ListenerMethods methods, ConnectionSettingsSource connection,
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
             List<AcemqConsumerCustomizer> customizers, ListenerSettings.RejectionHandlers rejectionHandlers) {
         this.rejectionHandlers = rejectionHandlers;
         this.properties = properties;
         this.listeners = listeners;
         this.store = store;
-        this.converter = converter;
+        this.methods = methods;
         this.connection = connection;
         this.observerBinding = observerBinding;
         this.transactionalHandlers = transactionalHandlers;
@@ -198,7 +197,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             String name = listenerName(endpoint);
             AcemqProperties.Listener props = properties.getListeners().getOrDefault(name,
                     new AcemqProperties.Listener());
-            ListenerInvoker invoker = ListenerInvoker.of(endpoint, converter);
+            ListenerMethod invoker = methods.create(endpoint);
             ListenerSettings s = new ListenerSettings(name, endpoint.describe(), endpoint.attributes(),
                     endpoint.permanentFailures(), props, invoker::payload);
             if (settings.put(name, s) != null) {

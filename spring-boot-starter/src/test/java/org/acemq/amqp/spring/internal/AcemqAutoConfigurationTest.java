@@ -19,7 +19,6 @@ import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqListenerContainer;
-import org.acemq.amqp.spring.BodyConverter;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -193,37 +192,78 @@ class AcemqAutoConfigurationTest {
                 });
     }
 
+    static ListenerEndpoint endpointOf(Object bean) {
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(bean, "l");
+        return processor.endpoints().get(0);
+    }
+
+    static ListenerMethods withoutBeans() {
+        return new ListenerMethods(new org.springframework.beans.factory.support.DefaultListableBeanFactory(),
+                List::of);
+    }
+
     @Test
     void jsonBodiesAreReadWithTheApplicationsMapper() {
         runner.withConfiguration(AutoConfigurations.of(JacksonAutoConfiguration.class))
                 .withBean(JsonMapper.class, () -> JsonMapper.builder()
                         .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build())
                 .run(context -> {
-                    BodyConverter converter = context.getBean(BodyConverter.class);
-                    Object order = converter.convert(new TestEnvelope("s:1", 1,
-                            "{\"order_id\":\"o-1\",\"quantity\":2}"), Order.class);
+                    ListenerMethod method = context.getBean(ListenerMethods.class)
+                            .create(endpointOf(new OrderListener()));
+                    Object order = method.payload(new TestEnvelope("s:1", 1,
+                            "{\"order_id\":\"o-1\",\"quantity\":2}"));
                     assertThat(order).isEqualTo(new Order("o-1", 2));
                 });
     }
 
+    static class BodyTypes {
+        final Map<String, Object> received = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @AcemqListener(address = "text")
+        void onText(String body) {
+            received.put("text", body);
+        }
+
+        @AcemqListener(address = "bytes")
+        void onBytes(byte[] body) {
+            received.put("bytes", body);
+        }
+
+        @AcemqListener(address = "map")
+        void onMap(Map<String, Object> body) {
+            received.put("map", body);
+        }
+
+        @AcemqListener(address = "number")
+        void onNumber(Long body) {
+            received.put("number", body);
+        }
+    }
+
     @Test
-    void theDefaultConverterHandlesStringsBytesAndTheBodysOwnType() throws Exception {
-        DefaultBodyConverter c = new DefaultBodyConverter(null);
-        assertThat(c.convert(new TestEnvelope("s:1", 1, "héllo".getBytes(java.nio.charset.StandardCharsets.UTF_8)),
-                String.class)).isEqualTo("héllo");
-        assertThat((byte[]) c.convert(new TestEnvelope("s:1", 1, "abc"), byte[].class)).containsExactly('a', 'b', 'c');
-        assertThat(c.convert(new TestEnvelope("s:1", 1, Map.of("k", 1L)), Map.class)).isEqualTo(Map.of("k", 1L));
-        assertThat(c.convert(new TestEnvelope("s:1", 1, 42L), Long.class)).isEqualTo(42L);
+    void theDefaultConvertersHandleStringsBytesAndTheBodysOwnType() throws Exception {
+        BodyTypes bean = new BodyTypes();
+        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
+        processor.postProcessAfterInitialization(bean, "l");
+        ListenerMethods methods = withoutBeans();
+        Map<String, ListenerMethod> byAddress = new java.util.HashMap<>();
+        processor.endpoints().forEach(e -> byAddress.put(e.attributes().get("address"), methods.create(e)));
+        byAddress.get("text").handle(new TestEnvelope("s:1", 1,
+                "héllo".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        byAddress.get("bytes").handle(new TestEnvelope("s:1", 1, "abc"));
+        byAddress.get("map").handle(new TestEnvelope("s:1", 1, Map.of("k", 1L)));
+        byAddress.get("number").handle(new TestEnvelope("s:1", 1, 42L));
+        assertThat(bean.received.get("text")).isEqualTo("héllo");
+        assertThat((byte[]) bean.received.get("bytes")).containsExactly('a', 'b', 'c');
+        assertThat(bean.received.get("map")).isEqualTo(Map.of("k", 1L));
+        assertThat(bean.received.get("number")).isEqualTo(42L);
     }
 
     @Test
     void anUnconvertibleBodyIsRejectedAsADecodeError() throws Exception {
-        ListenerAnnotationProcessor processor = new ListenerAnnotationProcessor();
-        processor.postProcessAfterInitialization(new OrderListener(), "l");
-        ListenerInvoker invoker = ListenerInvoker.of(processor.endpoints().get(0),
-                new DefaultBodyConverter(JsonReaders.find(new org.springframework.beans.factory.support
-                        .DefaultListableBeanFactory())));
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> invoker.handle(new TestEnvelope("s:1", 1,
+        ListenerMethod method = withoutBeans().create(endpointOf(new OrderListener()));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> method.handle(new TestEnvelope("s:1", 1,
                         "not json")))
                 .isInstanceOfSatisfying(PermanentMessageException.class,
                         e -> assertThat(e.condition()).isEqualTo("amqp:decode-error"))

@@ -116,9 +116,12 @@ public final class ScriptRunner implements AutoCloseable {
         }
         Object[] replies = new Object[n * width];
         StoreUnavailableException failure = null;
+        // one deadline for the whole batch: the calls run in parallel, so waiting up to the timeout for each in turn
+        // would make a batch over k slots of a dead master take k timeouts to fail (k is up to the batch's size)
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         for (int g = 0; g < groups.size(); g++) {
             try {
-                List<Object> reply = await(calls.get(g), script);
+                List<Object> reply = await(calls.get(g), script, deadline);
                 List<Integer> group = groups.get(g);
                 for (int j = 0; j < group.size(); j++) {
                     for (int w = 0; w < width; w++) {
@@ -168,8 +171,13 @@ public final class ScriptRunner implements AutoCloseable {
     }
 
     private List<Object> await(CompletableFuture<List<Object>> call, RedisScript script) {
+        return await(call, script, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    }
+
+    /** Waits for a call's answer until {@code deadline} (of {@link System#nanoTime()}); an answer already in counts. */
+    private List<Object> await(CompletableFuture<List<Object>> call, RedisScript script, long deadline) {
         try {
-            return call.get(timeoutMillis, TimeUnit.MILLISECONDS);
+            return call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new StoreUnavailableException("interrupted while waiting for Redis (script " + script.name() + ")",
