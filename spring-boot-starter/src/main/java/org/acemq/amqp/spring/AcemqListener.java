@@ -86,6 +86,12 @@ public @interface AcemqListener {
     String address() default "";
 
     /**
+     * @return the connection to consume on: a name of {@code acemq.connections.<name>.*}, or {@code default} (the
+     *     default), the one {@code acemq.connection.*} configures; an unknown name fails the start
+     */
+    String connection() default "";
+
+    /**
      * @return the subscription's name: the key of its properties, its metric tag, health entry and thread names
      *     (default: the address); unique per application
      */

@@ -1,11 +1,14 @@
 package org.acemq.amqp.spring;
 
+import java.util.Map;
 import java.util.Optional;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * The bean that runs every {@link AcemqListener} of the application on one {@link AmqpConsumer}.
+ * The bean that runs every {@link AcemqListener} of the application: on one {@link AmqpConsumer} per connection in
+ * use ({@code default}, which {@code acemq.connection.*} configures, and each name of {@code acemq.connections} a
+ * listener chooses), all on the one idempotency store.
  *
  * <p>It starts with the application context (after every other bean, in phase {@link #PHASE}) unless
  * {@code acemq.consumer.auto-startup=false}, in which case the application calls {@link #start()} itself. It stops
@@ -31,7 +34,16 @@ public interface AcemqListenerContainer extends SmartLifecycle {
     int PHASE = Integer.MAX_VALUE - 100;
 
     /**
-     * @return the running consumer (for its {@code health()}), or empty while the container is not running
+     * @return the running consumer of the {@code default} connection (or, when no listener uses that one, of the first
+     *     connection in use), for its {@code health()}; empty while the container is not running
      */
     Optional<AmqpConsumer> consumer();
+
+    /**
+     * @return the running consumers by connection name, in the order they started; empty while the container is not
+     *     running
+     */
+    default Map<String, AmqpConsumer> consumers() {
+        return consumer().map(c -> Map.of(AcemqProperties.DEFAULT_CONNECTION, c)).orElse(Map.of());
+    }
 }

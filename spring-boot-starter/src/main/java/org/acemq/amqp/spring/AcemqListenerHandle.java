@@ -16,6 +16,14 @@ public interface AcemqListenerHandle {
     String name();
 
     /**
+     * @return the name of the connection the listener consumes on: {@code default} ({@code acemq.connection.*}) or a
+     *     name of {@code acemq.connections}
+     */
+    default String connection() {
+        return AcemqProperties.DEFAULT_CONNECTION;
+    }
+
+    /**
      * Attaches the listener's link again after {@link #stop()} (or {@code autoStartup=false}); returns at once, the
      * attach runs in the background (retried with back-off while the broker refuses it).
      */

@@ -25,8 +25,16 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("acemq")
 public class AcemqProperties {
 
-    /** Where and how to connect to the broker. */
+    /** The name of the connection {@code acemq.connection.*} configures, used by listeners that name none. */
+    public static final String DEFAULT_CONNECTION = "default";
+
+    /** Where and how to connect to the broker: the connection named "default". */
     private final Connection connection = new Connection();
+    /**
+     * Further connections by name, each with the keys of acemq.connection.*; a listener chooses one with its
+     * connection setting ("default", acemq.connection.*, unless it names another).
+     */
+    private final Map<String, Connection> connections = new LinkedHashMap<>();
     /** The consumer that runs every listener. */
     private final Consumer consumer = new Consumer();
     /** The idempotency store. */
@@ -34,9 +42,17 @@ public class AcemqProperties {
     /** Per-listener settings, keyed by the listener's name (its address unless it names itself). */
     private final Map<String, Listener> listeners = new LinkedHashMap<>();
 
-    /** @return where and how to connect to the broker */
+    /** @return where and how to connect to the broker: the connection named {@value #DEFAULT_CONNECTION} */
     public Connection getConnection() {
         return connection;
+    }
+
+    /**
+     * @return further connections by name, each with the keys of {@code acemq.connection.*}; a listener chooses one
+     *     with its {@code connection} setting
+     */
+    public Map<String, Connection> getConnections() {
+        return connections;
     }
 
     /** @return the consumer that runs every listener */
@@ -748,6 +764,8 @@ public class AcemqProperties {
     public static class Listener {
         /** The queue or address to consume. */
         private String address;
+        /** The connection to consume on: "default" (acemq.connection.*) or a name of acemq.connections. */
+        private String connection;
         /** Handler threads (runtime default 1). */
         private Integer concurrency;
         /** Deliveries that may wait beyond those being handled (runtime default 100). */
@@ -822,6 +840,16 @@ public class AcemqProperties {
         /** @param address the queue or address to consume */
         public void setAddress(String address) {
             this.address = address;
+        }
+
+        /** @return the connection to consume on: "default" (acemq.connection.*) or a name of acemq.connections */
+        public String getConnection() {
+            return connection;
+        }
+
+        /** @param connection the connection to consume on: "default" or a name of acemq.connections */
+        public void setConnection(String connection) {
+            this.connection = connection;
         }
 
         /** @return handler threads (runtime default 1) */

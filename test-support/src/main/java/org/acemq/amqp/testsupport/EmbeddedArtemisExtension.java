@@ -31,6 +31,9 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * {@code @ExtendWith(EmbeddedArtemisExtension.class)} it runs a broker with the defaults of
  * {@link EmbeddedArtemis#builder()} per class.
  *
+ * <p>Each extension runs its own broker: two fields on one class are two brokers (for an application with two
+ * connections). Parameters can then not be resolved (both extensions offer them): use the fields.
+ *
  * <p>Test constructors, lifecycle methods and test methods may declare parameters of type
  * {@link EmbeddedArtemis} (the running broker) and {@link AmqpTestClient} (a client connected to it, closed
  * after the test, or after the class when the parameter belongs to a {@code @BeforeAll} method).
@@ -41,10 +44,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class EmbeddedArtemisExtension implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
 
-    private static final ExtensionContext.Namespace NAMESPACE =
-            ExtensionContext.Namespace.create(EmbeddedArtemisExtension.class);
+    /** Per extension instance: two extensions registered on one class run two brokers. */
+    private final ExtensionContext.Namespace namespace =
+            ExtensionContext.Namespace.create(EmbeddedArtemisExtension.class, this);
     private static final String BROKER_KEY = "broker";
     private static final String CLIENT_KEY = "client";
+    private static final String REGISTRATION_KEY = "registration";
 
     private final EmbeddedArtemis.Builder builder;
     private volatile ExtensionContext currentContext;
@@ -90,6 +95,11 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
         brokerFor(context);
         currentContext = context;
         currentClient = null;
+        if (context.getTestMethod().isEmpty()) {
+            // class level: a Spring Boot test of this class finds the broker (BootTestProperties)
+            context.getStore(namespace).put(REGISTRATION_KEY,
+                    BootTestProperties.register(context.getRequiredTestClass(), this));
+        }
     }
 
     /**
@@ -104,7 +114,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
     public EmbeddedArtemis broker() {
         ExtensionContext context = currentContext;
         EmbeddedArtemis broker = context == null ? null
-                : context.getStore(NAMESPACE).get(BROKER_KEY, EmbeddedArtemis.class);
+                : context.getStore(namespace).get(BROKER_KEY, EmbeddedArtemis.class);
         if (broker == null) {
             throw new IllegalStateException("no embedded broker has been started yet: broker() works inside the tests "
                     + "of the class that registers this extension (from its @BeforeAll or @BeforeEach methods on), "
@@ -145,7 +155,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
                         + "with broker().start() before client()");
             }
             client = AmqpTestClient.connect(broker);
-            context.getStore(NAMESPACE).put(CLIENT_KEY, client);
+            context.getStore(namespace).put(CLIENT_KEY, client);
             currentClient = client;
         }
         return client;
@@ -166,7 +176,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
         }
         if (type == AmqpTestClient.class) {
             // one client per parameter, closed with the context that asked for it (the test, or the class)
-            return context.getStore(NAMESPACE).getOrComputeIfAbsent(parameter,
+            return context.getStore(namespace).getOrComputeIfAbsent(parameter,
                     k -> AmqpTestClient.connect(broker), AmqpTestClient.class);
         }
         throw new ParameterResolutionException("EmbeddedArtemisExtension cannot resolve " + type.getName());
@@ -174,7 +184,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
 
     private EmbeddedArtemis brokerFor(ExtensionContext context) {
         // looks in this context's store and its ancestors': a class-level broker serves its tests and nested classes
-        return context.getStore(NAMESPACE).getOrComputeIfAbsent(BROKER_KEY, k -> builder.build().start(),
+        return context.getStore(namespace).getOrComputeIfAbsent(BROKER_KEY, k -> builder.build().start(),
                 EmbeddedArtemis.class);
     }
 }

@@ -157,6 +157,11 @@ public final class MariaDbProvider {
 
     @SuppressWarnings("resource")
     private static MariaDbServer fromTestcontainers(List<Throwable> failures) {
+        if (!PostgresProvider.TESTCONTAINERS_PRESENT) {
+            failures.add(new IllegalStateException("Testcontainers: not on the class path (add "
+                    + "org.testcontainers:testcontainers, test scope, to use it where Docker runs)"));
+            return null;
+        }
         try {
             if (!DockerClientFactory.instance().isDockerAvailable()) {
                 failures.add(new IllegalStateException("Testcontainers: no Docker environment available"));

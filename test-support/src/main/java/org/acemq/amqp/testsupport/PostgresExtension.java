@@ -39,8 +39,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 public final class PostgresExtension implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
 
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(PostgresExtension.class);
+    /** Per extension instance: two extensions registered on one class make two schemas. */
+    private final ExtensionContext.Namespace namespace = ExtensionContext.Namespace.create(PostgresExtension.class,
+            this);
     private static final String SCHEMA_KEY = "schema";
+    private static final String REGISTRATION_KEY = "registration";
 
     private volatile ExtensionContext currentContext;
 
@@ -57,6 +60,9 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
     public void beforeAll(ExtensionContext context) {
         schemaFor(context);
         currentContext = context;
+        // class level: a Spring Boot test of this class finds the schema (BootTestProperties)
+        context.getStore(namespace).put(REGISTRATION_KEY,
+                BootTestProperties.register(context.getRequiredTestClass(), this));
     }
 
     @Override
@@ -71,7 +77,7 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
      */
     public PostgresSchema schema() {
         ExtensionContext context = currentContext;
-        PostgresSchema schema = context == null ? null : context.getStore(NAMESPACE).get(SCHEMA_KEY,
+        PostgresSchema schema = context == null ? null : context.getStore(namespace).get(SCHEMA_KEY,
                 PostgresSchema.class);
         if (schema == null) {
             throw new IllegalStateException("no PostgreSQL schema: use schema() only inside the tests of the class "
@@ -119,9 +125,9 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
         throw new ParameterResolutionException("PostgresExtension cannot resolve " + type.getName());
     }
 
-    private static PostgresSchema schemaFor(ExtensionContext context) {
+    private PostgresSchema schemaFor(ExtensionContext context) {
         // looks in this context's store and its ancestors': a class-level schema serves its tests and nested classes
-        return context.getStore(NAMESPACE).getOrComputeIfAbsent(SCHEMA_KEY,
+        return context.getStore(namespace).getOrComputeIfAbsent(SCHEMA_KEY,
                 k -> PostgresProvider.shared().newSchema(hint(context)), PostgresSchema.class);
     }
 

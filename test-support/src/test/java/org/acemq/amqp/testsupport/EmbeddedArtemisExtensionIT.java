@@ -65,6 +65,33 @@ class EmbeddedArtemisExtensionIT {
     }
 
     @Test
+    void twoExtensionsOnOneClassRunTwoBrokers() {
+        SEEN.clear();
+        Fixtures.run(TwoBrokers.class).assertStatistics(s -> s.started(1).succeeded(1));
+        assertThat(SEEN).hasSize(2);
+        assertThat(SEEN.get(1)).isNotSameAs(SEEN.get(0));
+        assertThat(SEEN.get(1).port()).isNotEqualTo(SEEN.get(0).port());
+        assertThat(SEEN).allSatisfy(b -> assertThat(b.isRunning()).as("stopped after the class").isFalse());
+    }
+
+    static class TwoBrokers {
+        @RegisterExtension
+        static final EmbeddedArtemisExtension FIRST = EmbeddedArtemisExtension.withDefaults();
+
+        @RegisterExtension
+        static final EmbeddedArtemisExtension SECOND = EmbeddedArtemisExtension.withDefaults();
+
+        @Test
+        void seesTwo() {
+            SEEN.add(FIRST.broker());
+            SEEN.add(SECOND.broker());
+            FIRST.client().send("only-on-first", AmqpTestClient.message("m-1", "one"));
+            assertThat(FIRST.broker().messageCount("only-on-first")).isEqualTo(1);
+            assertThat(SECOND.broker().queueExists("only-on-first")).isFalse();
+        }
+    }
+
+    @Test
     void outsideTheTestsThereIsNoBroker() {
         assertThatThrownBy(() -> EmbeddedArtemisExtension.withDefaults().broker())
                 .isInstanceOf(IllegalStateException.class)

@@ -94,7 +94,7 @@ public final class AcemqAutoConfiguration {
             ObjectProvider<AcemqConsumerCustomizer> customizers, ObjectProvider<RejectionHandler> rejectionHandlers,
             BeanFactory beans) {
         return new ListenerContainer(properties, listeners, store::getObject, methods,
-                () -> ConsumerSettings.connection(properties.getConnection(), sslBundles.getIfAvailable()),
+                name -> ConsumerSettings.connection(properties, name, sslBundles.getIfAvailable()),
                 observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
                 rejectionHandlers(rejectionHandlers, beans));
     }

@@ -23,10 +23,69 @@ final class ConsumerSettings {
      * @throws IllegalStateException naming the property when a value is invalid
      */
     static ConnectionSettings connection(AcemqProperties.Connection p, SslBundles sslBundles) {
+        return connection(p, sslBundles, "acemq.connection");
+    }
+
+    /**
+     * @param p the connection's properties
+     * @param sslBundles the application's SSL bundles, or null
+     * @param prefix the properties' prefix, for messages ({@code acemq.connections.<name>})
+     * @return the connection settings
+     * @throws IllegalStateException naming the property when a value is invalid
+     */
+    static ConnectionSettings connection(AcemqProperties.Connection p, SslBundles sslBundles, String prefix) {
         try {
             return applyTo(p, sslBundles, ConnectionSettings.builder(p.getHost(), p.getPort())).build();
         } catch (IllegalArgumentException | NullPointerException e) {
-            throw new IllegalStateException("acemq.connection: " + e.getMessage(), e);
+            throw new IllegalStateException(prefix + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * @param properties every {@code acemq.*} property
+     * @param name a connection's name
+     * @param sslBundles the application's SSL bundles, or null
+     * @return the settings of that connection: {@code acemq.connection.*} for {@value AcemqProperties#DEFAULT_CONNECTION},
+     *     {@code acemq.connections.<name>.*} for another name
+     * @throws IllegalStateException if no connection has that name, or a value is invalid
+     */
+    static ConnectionSettings connection(AcemqProperties properties, String name, SslBundles sslBundles) {
+        checkConnectionNames(properties);
+        if (AcemqProperties.DEFAULT_CONNECTION.equals(name)) {
+            return connection(properties.getConnection(), sslBundles, "acemq.connection");
+        }
+        AcemqProperties.Connection p = properties.getConnections().get(name);
+        if (p == null) {
+            throw new IllegalStateException(unknownConnection(properties, name));
+        }
+        return connection(p, sslBundles, "acemq.connections." + name);
+    }
+
+    /**
+     * @param properties every {@code acemq.*} property
+     * @return the connection names: {@value AcemqProperties#DEFAULT_CONNECTION}, then those of
+     *     {@code acemq.connections}
+     */
+    static java.util.Set<String> connectionNames(AcemqProperties properties) {
+        checkConnectionNames(properties);
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        names.add(AcemqProperties.DEFAULT_CONNECTION);
+        names.addAll(properties.getConnections().keySet());
+        return names;
+    }
+
+    /** @return the message for a listener or lookup naming a connection that is not configured */
+    static String unknownConnection(AcemqProperties properties, String name) {
+        return "no AceMQ connection is named '" + name + "'; the connections are " + connectionNames(properties)
+                + " (" + AcemqProperties.DEFAULT_CONNECTION + " is acemq.connection.*, the others acemq.connections."
+                + "<name>.*)";
+    }
+
+    private static void checkConnectionNames(AcemqProperties properties) {
+        if (properties.getConnections().containsKey(AcemqProperties.DEFAULT_CONNECTION)) {
+            throw new IllegalStateException("acemq.connections." + AcemqProperties.DEFAULT_CONNECTION + " is set, but "
+                    + "the connection named '" + AcemqProperties.DEFAULT_CONNECTION + "' is acemq.connection.*: "
+                    + "configure it there, or give this one another name");
         }
     }
 
@@ -86,6 +145,28 @@ final class ConsumerSettings {
         set(p.getIdleTimeout(), b::idleTimeout);
         set(p.getOpenTimeout(), b::openTimeout);
         set(p.getRequestTimeout(), b::requestTimeout);
+        return b;
+    }
+
+    /**
+     * Applies every {@code acemq.consumer.*} property that is set ({@code auto-startup} belongs to the container) to
+     * the consumer of a connection; the consumer of a connection other than the default one is named
+     * {@code <name>-<connection>} (its threads and logs).
+     *
+     * @param p the properties
+     * @param connection the consumer's connection
+     * @param b the builder
+     * @return {@code b}
+     */
+    static AmqpConsumer.Builder applyTo(AcemqProperties.Consumer p, String connection, AmqpConsumer.Builder b) {
+        applyTo(p, b);
+        if (!AcemqProperties.DEFAULT_CONNECTION.equals(connection)) {
+            try {
+                b.name((p.getName() != null ? p.getName() : "acemq") + "-" + connection);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("acemq.connections." + connection + ": " + e.getMessage(), e);
+            }
+        }
         return b;
     }
 

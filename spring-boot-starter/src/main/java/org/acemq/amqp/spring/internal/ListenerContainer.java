@@ -27,8 +27,10 @@ import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.core.Ordered;
 
 /**
- * Runs every {@code @AcemqListener} on one {@link AmqpConsumer}: builds it from the properties, the store, the
- * listeners and the observer binding on {@link #start()}, closes it gracefully on {@link #stop()}.
+ * Runs every {@code @AcemqListener} on one {@link AmqpConsumer} per connection in use (the listener's
+ * {@code connection}: {@code default}, or a name of {@code acemq.connections}): builds them from the properties, the
+ * one store, the listeners and the observer binding on {@link #start()}, closes them gracefully (together) on
+ * {@link #stop()}.
  *
  * <p>When its context closes it stops on the {@link ContextClosedEvent}, ahead of the lifecycle processor: Boot closes
  * the application's {@code MeterRegistry} beans on that same event (its {@code MeterRegistryCloser}, which has no
@@ -44,11 +46,14 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
 
     private static final Logger LOG = LoggerFactory.getLogger(ListenerContainer.class);
 
-    /** Hooks an observer (Micrometer) into the consumer; optional. */
+    /** Hooks an observer (Micrometer) into each consumer; optional. */
     interface ObserverBinding {
-        void configure(AmqpConsumer.Builder builder);
-
-        void started(AmqpConsumer consumer);
+        /**
+         * @param builder the builder of the consumer of one connection
+         * @param connection the connection's name
+         * @return what to do with that consumer once started (bind its gauges)
+         */
+        java.util.function.Consumer<AmqpConsumer> configure(AmqpConsumer.Builder builder, String connection);
     }
 
     /** Makes a transactional handler around a listener; present only with spring-tx and spring-jdbc. */
@@ -67,13 +72,18 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final List<AcemqConsumerCustomizer> customizers;
     private final ListenerSettings.RejectionHandlers rejectionHandlers;
     private final Object lock = new Object();
-    private volatile AmqpConsumer consumer;
+    /** The running consumers by connection, in the order they started; empty while stopped. */
+    private volatile Map<String, AmqpConsumer> consumers = Map.of();
     private volatile ApplicationContext context;
-    private final ListenerRegistry registry = new ListenerRegistry(() -> consumer, this);
+    private final ListenerRegistry registry = new ListenerRegistry(c -> consumers.get(c), this);
 
-    /** Supplies the connection settings at start (SSL bundles are resolved then). */
+    /** Supplies a connection's settings at start (SSL bundles are resolved then). */
     interface ConnectionSettingsSource {
-        ConnectionSettings get();
+        /**
+         * @param connection a connection's name, one of {@link ConsumerSettings#connectionNames}
+         * @return its settings
+         */
+        ConnectionSettings get(String connection);
     }
 
     ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
@@ -113,40 +123,67 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     @Override
     public void start() {
         synchronized (lock) {
-            if (consumer != null) {
+            if (!consumers.isEmpty()) {
                 return;
             }
-            List<Subscription> subscriptions = subscriptions();
-            if (subscriptions.isEmpty()) {
+            Map<String, List<Subscription>> byConnection = subscriptionsByConnection();
+            if (byConnection.isEmpty()) {
                 LOG.info("No @AcemqListener methods found; the AceMQ consumer is not started");
                 return;
             }
             IdempotencyStore idempotencyStore = store.get();
-            AmqpConsumer.Builder builder = AmqpConsumer.builder()
-                    .connection(connection.get())
-                    .store(idempotencyStore);
-            ConsumerSettings.applyTo(properties.getConsumer(), builder);
-            for (Subscription s : subscriptions) {
-                builder.subscribe(s);
+            Map<String, AmqpConsumer> started = new LinkedHashMap<>();
+            try {
+                for (Map.Entry<String, List<Subscription>> e : byConnection.entrySet()) {
+                    started.put(e.getKey(), start(e.getKey(), e.getValue(), idempotencyStore));
+                }
+            } catch (RuntimeException | Error e) {
+                // one connection failed to start (fail-fast-start, or a customizer): none runs
+                started.values().forEach(c -> c.close(java.time.Duration.ZERO));
+                throw e;
             }
-            if (observerBinding != null) {
-                observerBinding.configure(builder);
-            }
-            customizers.forEach(c -> c.customize(builder));
-            AmqpConsumer started = builder.start();
-            if (observerBinding != null) {
-                observerBinding.started(started);
-            }
-            consumer = started;
+            consumers = java.util.Collections.unmodifiableMap(started);
             registry.started();
-            LOG.info("AceMQ consumer started with {} listener(s) on {}", subscriptions.size(),
-                    describe(subscriptions));
         }
+    }
+
+    private AmqpConsumer start(String connectionName, List<Subscription> subscriptions,
+            IdempotencyStore idempotencyStore) {
+        AmqpConsumer.Builder builder = AmqpConsumer.builder()
+                .connection(connection.get(connectionName))
+                .store(idempotencyStore);
+        ConsumerSettings.applyTo(properties.getConsumer(), connectionName, builder);
+        for (Subscription s : subscriptions) {
+            builder.subscribe(s);
+        }
+        java.util.function.Consumer<AmqpConsumer> bind = observerBinding == null ? c -> { }
+                : observerBinding.configure(builder, connectionName);
+        customizers.forEach(c -> c.customize(connectionName, builder));
+        AmqpConsumer started = builder.start();
+        bind.accept(started);
+        LOG.info("AceMQ consumer started on connection '{}' with {} listener(s) on {}", connectionName,
+                subscriptions.size(), describe(subscriptions));
+        return started;
+    }
+
+    /**
+     * @return the subscriptions of every listener by connection name (in the order the connections are first named),
+     *     validated as {@link #subscriptions()} does
+     */
+    Map<String, List<Subscription>> subscriptionsByConnection() {
+        Map<String, List<Subscription>> out = new LinkedHashMap<>();
+        Map<String, ListenerRegistry.Entry> entries = registry.entries();
+        for (Subscription s : subscriptions()) {
+            out.computeIfAbsent(entries.values().stream().filter(e -> e.name.equals(s.name())).findFirst()
+                    .map(e -> e.connection).orElseThrow(), k -> new ArrayList<>()).add(s);
+        }
+        return out;
     }
 
     /**
      * @return the subscriptions of every listener, validated; property keys naming no listener fail, and so do two
-     *     listeners with one id; the registry knows the listeners from then on
+     *     listeners with one id, and a listener naming a connection that is not configured; the registry knows the
+     *     listeners from then on
      */
     List<Subscription> subscriptions() {
         List<ListenerEndpoint> endpoints = listeners.endpoints();
@@ -155,6 +192,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
         Map<String, MessageHandler> handlers = new LinkedHashMap<>();
         List<Subscription> out = new ArrayList<>();
         IdempotencyStore idempotencyStore = null;
+        java.util.Set<String> connectionNames = ConsumerSettings.connectionNames(properties);
         for (ListenerEndpoint endpoint : endpoints) {
             String name = listenerName(endpoint);
             AcemqProperties.Listener props = properties.getListeners().getOrDefault(name,
@@ -165,6 +203,10 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             if (settings.put(name, s) != null) {
                 throw new IllegalStateException("Two @AcemqListener methods are named '" + name + "' (the second is "
                         + endpoint.describe() + "); give one of them another name");
+            }
+            if (!connectionNames.contains(s.connection())) {
+                throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + "): "
+                        + ConsumerSettings.unknownConnection(properties, s.connection()));
             }
             MessageHandler handler = invoker;
             s.rejectionHandlers(rejectionHandlers);
@@ -220,21 +262,47 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
 
     @Override
     public void stop() {
-        AmqpConsumer running;
         synchronized (lock) {
-            running = consumer;
-            if (running == null) {
+            Map<String, AmqpConsumer> running = consumers;
+            if (running.isEmpty()) {
                 return;
             }
             registry.stopping();
-            // close while still "running": the health contributor shows STOPPING, not NOT_STARTED
-            java.time.Duration timeout = properties.getConsumer().getShutdownTimeout();
-            boolean finished = running.close(timeout != null ? timeout : AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT);
-            consumer = null;
-            if (!finished) {
-                LOG.warn("AceMQ consumer stopped before every handler finished (acemq.consumer.shutdown-timeout); "
-                        + "their deliveries go back to the broker");
-            }
+            // close while still "running": the health contributor shows STOPPING, not NOT_STARTED. The consumers close
+            // together, so that stopping takes one acemq.consumer.shutdown-timeout at most, not one per connection.
+            java.time.Duration configured = properties.getConsumer().getShutdownTimeout();
+            java.time.Duration timeout = configured != null ? configured : AmqpConsumer.DEFAULT_SHUTDOWN_TIMEOUT;
+            Map<String, java.util.concurrent.CompletableFuture<Boolean>> closing = new LinkedHashMap<>();
+            running.forEach((name, c) -> {
+                if (running.size() == 1) {
+                    closing.put(name, java.util.concurrent.CompletableFuture.completedFuture(c.close(timeout)));
+                } else {
+                    java.util.concurrent.CompletableFuture<Boolean> f = new java.util.concurrent.CompletableFuture<>();
+                    Thread t = new Thread(() -> {
+                        try {
+                            f.complete(c.close(timeout));
+                        } catch (Throwable e) {
+                            f.completeExceptionally(e);
+                        }
+                    }, "acemq-close-" + name);
+                    t.start();
+                    closing.put(name, f);
+                }
+            });
+            closing.forEach((name, f) -> {
+                boolean finished;
+                try {
+                    finished = f.join();
+                } catch (java.util.concurrent.CompletionException e) {
+                    LOG.warn("Closing the AceMQ consumer of connection '{}' failed: {}", name, e.getCause().toString());
+                    finished = false;
+                }
+                if (!finished) {
+                    LOG.warn("AceMQ consumer of connection '{}' stopped before every handler finished "
+                            + "(acemq.consumer.shutdown-timeout); their deliveries go back to the broker", name);
+                }
+            });
+            consumers = Map.of();
         }
     }
 
@@ -270,7 +338,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
 
     @Override
     public boolean isRunning() {
-        return consumer != null;
+        return !consumers.isEmpty();
     }
 
     @Override
@@ -285,6 +353,13 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
 
     @Override
     public Optional<AmqpConsumer> consumer() {
-        return Optional.ofNullable(consumer);
+        Map<String, AmqpConsumer> running = consumers;
+        AmqpConsumer c = running.get(AcemqProperties.DEFAULT_CONNECTION);
+        return Optional.ofNullable(c != null ? c : running.values().stream().findFirst().orElse(null));
+    }
+
+    @Override
+    public Map<String, AmqpConsumer> consumers() {
+        return consumers;
     }
 }

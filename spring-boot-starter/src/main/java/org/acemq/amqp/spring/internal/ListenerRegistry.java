@@ -9,7 +9,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.SubscriptionControl;
@@ -34,19 +34,20 @@ final class ListenerRegistry implements AcemqListenerRegistry {
     private static final long MAX_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    private final Supplier<AmqpConsumer> consumer;
+    private final Function<String, AmqpConsumer> consumers;
     private final Object source;
     private volatile Map<String, Entry> entries = Map.of();
     private volatile Consumer<ApplicationEvent> publisher = e -> { };
     private ScheduledExecutorService monitor;
-    private boolean connected;
+    /** Per connection in use: whether it was connected at the last check. */
+    private final Map<String, Boolean> connected = new LinkedHashMap<>();
 
     /**
-     * @param consumer the container's running consumer, or null
+     * @param consumers the container's running consumer of a connection, or null
      * @param source the source of connection events (the container)
      */
-    ListenerRegistry(Supplier<AmqpConsumer> consumer, Object source) {
-        this.consumer = consumer;
+    ListenerRegistry(Function<String, AmqpConsumer> consumers, Object source) {
+        this.consumers = consumers;
         this.source = source;
     }
 
@@ -65,8 +66,8 @@ final class ListenerRegistry implements AcemqListenerRegistry {
         for (ListenerSettings s : settings.values()) {
             String id = s.id();
             Entry known = entries.get(id);
-            Entry e = known != null && known.name.equals(s.name()) ? known
-                    : new Entry(id, s.name(), s.idleEventInterval(defaultIdle));
+            Entry e = known != null && known.name.equals(s.name()) && known.connection.equals(s.connection()) ? known
+                    : new Entry(id, s.name(), s.connection(), s.idleEventInterval(defaultIdle));
             Entry clash = next.put(id, e);
             if (clash != null) {
                 throw new IllegalStateException("Two @AcemqListener methods have the id '" + id + "' ("
@@ -79,6 +80,11 @@ final class ListenerRegistry implements AcemqListenerRegistry {
 
     void use(Map<String, Entry> planned) {
         this.entries = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(planned));
+    }
+
+    /** @return the entries in use, by id */
+    Map<String, Entry> entries() {
+        return entries;
     }
 
     @Override
@@ -104,7 +110,10 @@ final class ListenerRegistry implements AcemqListenerRegistry {
 
     /** The container started its consumer: watch the connection and the idle listeners. */
     synchronized void started() {
-        connected = false;
+        connected.clear();
+        for (Entry e : entries.values()) {
+            connected.put(e.connection, false);
+        }
         long now = System.nanoTime();
         long tick = MAX_TICK_NANOS;
         for (Entry e : entries.values()) {
@@ -129,26 +138,34 @@ final class ListenerRegistry implements AcemqListenerRegistry {
             monitor.shutdownNow();
             monitor = null;
         }
-        if (connected) {
-            connected = false;
-            publish(new AcemqConsumerConnectionEvent(source, false));
-        }
+        connected.forEach((connection, was) -> {
+            if (was) {
+                publish(new AcemqConsumerConnectionEvent(source, connection, false));
+            }
+        });
+        connected.replaceAll((connection, was) -> false);
     }
 
     private synchronized void tick() {
         try {
-            AmqpConsumer c = consumer.get();
-            if (c == null || monitor == null) {
+            if (monitor == null) {
                 return;
             }
-            boolean now = c.health().connected();
-            if (now != connected) {
-                connected = now;
-                publish(new AcemqConsumerConnectionEvent(source, now));
+            for (Map.Entry<String, Boolean> known : connected.entrySet()) {
+                AmqpConsumer c = consumers.apply(known.getKey());
+                if (c == null) {
+                    continue;
+                }
+                boolean now = c.health().connected();
+                if (now != known.getValue()) {
+                    known.setValue(now);
+                    publish(new AcemqConsumerConnectionEvent(source, known.getKey(), now));
+                }
             }
             long t = System.nanoTime();
             for (Entry e : entries.values()) {
-                if (e.idle == null || e.active.get() > 0) {
+                AmqpConsumer c = consumers.apply(e.connection);
+                if (c == null || e.idle == null || e.active.get() > 0) {
                     continue;
                 }
                 SubscriptionControl control = c.subscription(e.name);
@@ -182,14 +199,16 @@ final class ListenerRegistry implements AcemqListenerRegistry {
     final class Entry implements AcemqListenerHandle {
         final String id;
         final String name;
+        final String connection;
         final Duration idle;
         final AtomicInteger active = new AtomicInteger();
         volatile long lastActive = System.nanoTime();
         volatile long lastIdleEvent = lastActive;
 
-        Entry(String id, String name, Duration idle) {
+        Entry(String id, String name, String connection, Duration idle) {
             this.id = id;
             this.name = name;
+            this.connection = connection;
             this.idle = idle;
         }
 
@@ -210,7 +229,7 @@ final class ListenerRegistry implements AcemqListenerRegistry {
         }
 
         private SubscriptionControl control(String what) {
-            AmqpConsumer c = consumer.get();
+            AmqpConsumer c = consumers.apply(connection);
             if (c == null) {
                 throw new IllegalStateException("Cannot " + what + " AceMQ listener '" + id + "': the listener "
                         + "container is not running");
@@ -226,6 +245,11 @@ final class ListenerRegistry implements AcemqListenerRegistry {
         @Override
         public String name() {
             return name;
+        }
+
+        @Override
+        public String connection() {
+            return connection;
         }
 
         @Override
@@ -262,13 +286,13 @@ final class ListenerRegistry implements AcemqListenerRegistry {
 
         @Override
         public boolean isRunning() {
-            AmqpConsumer c = consumer.get();
+            AmqpConsumer c = consumers.apply(connection);
             return c != null && !c.subscription(name).isStopped();
         }
 
         @Override
         public boolean isPaused() {
-            AmqpConsumer c = consumer.get();
+            AmqpConsumer c = consumers.apply(connection);
             return c != null && c.subscription(name).isPaused();
         }
 

@@ -108,6 +108,15 @@ final class ListenerSettings {
     }
 
     /**
+     * @return the name of the connection the listener consumes on: from the properties or the annotation, else
+     *     {@value AcemqProperties#DEFAULT_CONNECTION}
+     */
+    String connection() {
+        String connection = pick(properties.getConnection(), "connection", Function.identity());
+        return connection == null || connection.isBlank() ? AcemqProperties.DEFAULT_CONNECTION : connection.trim();
+    }
+
+    /**
      * @param handlers where the listener's rejection handler is looked up
      * @return this
      */

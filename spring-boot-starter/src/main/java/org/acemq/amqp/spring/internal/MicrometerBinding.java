@@ -13,13 +13,19 @@ import org.springframework.beans.factory.ObjectProvider;
  * {@link AcemqProcessObservationConvention} bean of the application, when there is exactly one (or a primary one),
  * replaces the default convention of the process Observation. Loaded only when Micrometer is on the class path; does
  * nothing when the application has no MeterRegistry bean.
+ *
+ * <p>Each connection's consumer gets its own observer, whose meters carry the tag {@value #CONNECTION_TAG} (the
+ * connection's name, {@code default} for {@code acemq.connection.*}), so that the consumers of several connections
+ * publish into one registry side by side.
  */
 final class MicrometerBinding implements ListenerContainer.ObserverBinding {
 
     private final ObjectProvider<MeterRegistry> meters;
     private final ObjectProvider<ObservationRegistry> observations;
     private final ObjectProvider<AcemqProcessObservationConvention> conventions;
-    private MicrometerObserver observer;
+
+    /** The tag naming the connection on every meter of the starter's consumers. */
+    static final String CONNECTION_TAG = "connection";
 
     MicrometerBinding(ObjectProvider<MeterRegistry> meters, ObjectProvider<ObservationRegistry> observations,
             ObjectProvider<AcemqProcessObservationConvention> conventions) {
@@ -29,13 +35,13 @@ final class MicrometerBinding implements ListenerContainer.ObserverBinding {
     }
 
     @Override
-    public void configure(AmqpConsumer.Builder builder) {
+    public java.util.function.Consumer<AmqpConsumer> configure(AmqpConsumer.Builder builder, String connection) {
         MeterRegistry registry = meters.getIfUnique();
         if (registry == null) {
-            observer = null;
-            return;
+            return c -> { };
         }
-        MicrometerObserver.Builder b = MicrometerObserver.builder(registry);
+        MicrometerObserver.Builder b = MicrometerObserver.builder(registry)
+                .commonTags(io.micrometer.core.instrument.Tags.of(CONNECTION_TAG, connection));
         ObservationRegistry observationRegistry = observations.getIfUnique();
         if (observationRegistry != null) {
             b.observationRegistry(observationRegistry);
@@ -44,14 +50,8 @@ final class MicrometerBinding implements ListenerContainer.ObserverBinding {
         if (convention != null) {
             b.processObservationConvention(convention);
         }
-        observer = b.build();
+        MicrometerObserver observer = b.build();
         builder.observer(observer);
-    }
-
-    @Override
-    public void started(AmqpConsumer consumer) {
-        if (observer != null) {
-            observer.bindTo(consumer);
-        }
+        return observer::bindTo;
     }
 }

@@ -95,6 +95,7 @@ class SettingsCoverageTest {
     static AcemqProperties.Listener everyListenerProperty() {
         AcemqProperties.Listener p = new AcemqProperties.Listener();
         p.setAddress("orders");
+        p.setConnection("billing");
         p.setConcurrency(7);
         p.setPrefetch(3);
         p.setAcknowledgementMode(AcknowledgementMode.AT_MOST_ONCE);
@@ -165,6 +166,7 @@ class SettingsCoverageTest {
 
         assertThat(sub.name()).isEqualTo("orders-name");
         assertThat(sub.address()).isEqualTo("orders");
+        assertThat(s.connection()).isEqualTo("billing");
         assertThat(sub.concurrency()).isEqualTo(7);
         assertThat(sub.prefetch()).isEqualTo(3);
         assertThat(sub.acknowledgementMode()).isEqualTo(AcknowledgementMode.AT_MOST_ONCE);
@@ -201,6 +203,7 @@ class SettingsCoverageTest {
         Subscription sub = s.applyTo(Subscription.builder(s.address(), e -> { })).build();
 
         assertThat(sub.address()).isEqualTo("orders-q");
+        assertThat(s.connection()).isEqualTo("billing-a");
         assertThat(sub.concurrency()).isEqualTo(2);
         assertThat(sub.prefetch()).isEqualTo(0);
         assertThat(sub.acknowledgementMode()).isEqualTo(AcknowledgementMode.AT_MOST_ONCE);
@@ -289,6 +292,46 @@ class SettingsCoverageTest {
         assertThat(s.requestTimeout()).isEqualTo(Duration.ofSeconds(13));
     }
 
+    @Test
+    void namedConnectionsTakeEveryConnectionPropertyAndTheDefaultIsAcemqConnection() {
+        AcemqProperties properties = new AcemqProperties();
+        properties.getConnection().setHost("default-host");
+        AcemqProperties.Connection billing = everyConnectionProperty();
+        billing.getTls().setBundle(null);
+        properties.getConnections().put("billing", billing);
+
+        ConnectionSettings s = ConsumerSettings.connection(properties, "billing", null);
+        assertThat(s).as("acemq.connections.<name>.* is an AcemqProperties.Connection: the same keys, the same "
+                + "mapping as acemq.connection.*").usingRecursiveComparison()
+                .isEqualTo(ConsumerSettings.connection(billing, null));
+        assertThat(s.host()).isEqualTo("broker.example");
+        assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(11));
+        assertThat(ConsumerSettings.connection(properties, "default", null).host()).isEqualTo("default-host");
+        assertThat(ConsumerSettings.connectionNames(properties)).containsExactly("default", "billing");
+
+        billing.setFailover(List.of("no-port"));
+        assertThatThrownBy(() -> ConsumerSettings.connection(properties, "billing", null))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("acemq.connections.billing: failover entries must be host:port");
+        assertThatThrownBy(() -> ConsumerSettings.connection(properties, "other", null))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no AceMQ connection is named 'other'");
+    }
+
+    @Test
+    void theConsumerOfANamedConnectionIsNamedAfterIt() {
+        AcemqProperties.Consumer p = new AcemqProperties.Consumer();
+        AmqpConsumer.Builder b = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
+        ConsumerSettings.applyTo(p, "billing", b);
+        org.mockito.Mockito.verify(b).name("acemq-billing");
+        p.setName("svc");
+        AmqpConsumer.Builder named = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
+        ConsumerSettings.applyTo(p, "billing", named);
+        org.mockito.Mockito.verify(named).name("svc-billing");
+        AmqpConsumer.Builder byDefault = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
+        ConsumerSettings.applyTo(p, "default", byDefault);
+        org.mockito.Mockito.verify(byDefault).name("svc");
+    }
+
     static AcemqProperties.Connection everyConnectionProperty() {
         AcemqProperties.Connection p = new AcemqProperties.Connection();
         p.setHost("broker.example");
@@ -316,7 +359,8 @@ class SettingsCoverageTest {
 
     /** Sets every attribute of @AcemqListener. */
     static class EveryAttribute {
-        @AcemqListener(address = "orders-q", name = "orders-name", concurrency = "2", prefetch = "0",
+        @AcemqListener(address = "orders-q", connection = "billing-a", name = "orders-name", concurrency = "2",
+                prefetch = "0",
                 acknowledgementMode = "at-most-once", maxAttempts = "3",
                 permanentFailure = UnsupportedOperationException.class, transientFailureOutcome = "RELEASED",
                 retryBackoffFirst = "100ms", retryBackoffMax = "5s", retryBackoffMultiplier = "1.5",

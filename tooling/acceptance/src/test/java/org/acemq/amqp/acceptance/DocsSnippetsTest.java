@@ -27,7 +27,8 @@ import org.xml.sax.InputSource;
 class DocsSnippetsTest {
 
     /** The files whose blocks are checked: the README and the guides written to be copied from. */
-    static final List<String> CHECKED = List.of("README.md", "docs/testing.md", "docs/monitoring.md");
+    static final List<String> CHECKED = List.of("README.md", "docs/testing.md", "docs/monitoring.md",
+            "docs/spring-boot.md");
 
     @Test
     void everyJavaBlockCompilesAgainstThePublishedModules(@TempDir Path out) {

@@ -21,7 +21,7 @@ import org.junit.platform.testkit.engine.Events;
 /**
  * The example tests in docs/testing.md are real tests: each {@code ```java} block that declares a test class is
  * compiled and run through the JUnit engine, against the embedded broker and the PostgreSQL the extensions provide,
- * and every test in it must pass.
+ * and every test in it must pass. The Spring Boot recipe runs in the starter's build instead (see below).
  */
 class TestingGuideIT {
 
@@ -36,16 +36,26 @@ class TestingGuideIT {
             if (!block.text().contains("@Test") || !m.find()) {
                 continue;
             }
+            if (block.text().contains("@SpringBootTest")) {
+                // Spring Framework 7's SpringExtension needs JUnit Jupiter 6, this module runs on the project's 5.14:
+                // DocsSnippetsTest compiles the block here, and the starter's build (on Boot's JUnit) runs it as
+                // spring-boot-starter/src/test/java/PaymentsApplicationIT.java, which TestingGuideRecipeTest keeps
+                // identical to the block
+                continue;
+            }
             Path classes = out.resolve("block" + block.line());
             JavaSnippets.Result compiled = JavaSnippets.compile(block, classes);
             assertThat(compiled.errors()).as(block.where()).isEmpty();
             try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()},
                     getClass().getClassLoader())) {
                 Class<?> testClass = loader.loadClass(m.group(1));
-                Events tests = EngineTestKit.engine("junit-jupiter").selectors(selectClass(testClass)).execute()
-                        .testEvents();
-                tests.failed().stream().forEach(e -> e.getPayload(TestExecutionResult.class)
-                        .flatMap(TestExecutionResult::getThrowable).ifPresent(Throwable::printStackTrace));
+                org.junit.platform.testkit.engine.EngineExecutionResults results = EngineTestKit
+                        .engine("junit-jupiter").selectors(selectClass(testClass)).execute();
+                Events tests = results.testEvents();
+                // a class-level failure (an extension, the Spring context) fails the container, not a test
+                java.util.stream.Stream.concat(results.containerEvents().failed().stream(), tests.failed().stream())
+                        .forEach(e -> e.getPayload(TestExecutionResult.class)
+                                .flatMap(TestExecutionResult::getThrowable).ifPresent(Throwable::printStackTrace));
                 assertThat(tests.started().count()).as("%s: tests started", block.where()).isPositive();
                 assertThat(tests.failed().count()).as("%s: tests failed", block.where()).isZero();
                 assertThat(tests.succeeded().count()).isEqualTo(tests.started().count());
