@@ -37,6 +37,7 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -226,6 +227,50 @@ class RedisStarterIT {
         }
         app.close();
         assertThat(factory.isRunning()).isFalse();
+    }
+
+    /** The application's factory on a Redis Cluster. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class ClusterFactoryApp {
+        @Bean
+        LettuceConnectionFactory redisConnectionFactory() {
+            RedisURI node = RedisServers.cluster();
+            return new LettuceConnectionFactory(
+                    new RedisClusterConfiguration(List.of(node.getHost() + ":" + node.getPort())));
+        }
+    }
+
+    @Test
+    void onClusterNodesOrAClusterConnectionFactoryTheStoreRunsOnTheCluster() {
+        RedisURI node = RedisServers.cluster();
+        String queue = "redis-cluster-" + UUID.randomUUID();
+        String prefix = prefix("cluster");
+        ConfigurableApplicationContext app = start(RecorderApp.class, "test.queue=" + queue,
+                "acemq.store.redis.cluster-nodes=" + node.getHost() + ":" + node.getPort(),
+                "acemq.store.redis.key-prefix=" + prefix);
+        RedisIdempotencyStore store = app.getBean(RedisIdempotencyStore.class);
+        assertThat(store.isCluster()).isTrue();
+        assertThat(app.getBean(RedisStoreClient.class).owned()).isTrue();
+        Recorder recorder = app.getBean(Recorder.class);
+        sendWithDuplicates(queue, 30, recorder);
+        assertThat(recorder.runs.values()).as("each message handled once").allMatch(n -> n.get() == 1);
+        for (int i = 0; i < 30; i++) {
+            assertThat(store.isConfirmed(queue + "|s:m-" + i)).isTrue();
+        }
+        app.close();
+
+        ConfigurableApplicationContext viaFactory = start(ClusterFactoryApp.class, "test.queue=unused-"
+                + UUID.randomUUID(), "acemq.store.redis.key-prefix=" + prefix("cluster-factory"),
+                "acemq.consumer.auto-startup=false");
+        RedisStoreClient client = viaFactory.getBean(RedisStoreClient.class);
+        assertThat(client.owned()).isFalse();
+        assertThat(client.isCluster()).isTrue();
+        assertThat(client.description()).contains("LettuceConnectionFactory, cluster");
+        RedisIdempotencyStore onFactory = viaFactory.getBean(RedisIdempotencyStore.class);
+        assertThat(onFactory.isCluster()).isTrue();
+        storeWorks(onFactory);
+        assertThat(onFactory.isConfirmed(queue + "|s:m-0")).as("another prefix, other records").isFalse();
     }
 
     @Test
