@@ -537,7 +537,13 @@ public class AcemqProperties {
          * {@code JdbcIdempotencyStore} on the application's DataSource: PostgreSQL, MariaDB / MySQL or H2 (tests),
          * read from the DataSource unless {@code acemq.store.jdbc.dialect} is set.
          */
-        JDBC
+        JDBC,
+        /**
+         * {@code RedisIdempotencyStore} (the application adds {@code acemq-idempotency-redis}): on
+         * {@code acemq.store.redis.uri} or {@code .cluster-nodes} when set, else on the application's Spring Data Redis
+         * {@code LettuceConnectionFactory}.
+         */
+        REDIS
     }
 
     /** {@code acemq.store.*}: the idempotency store (ignored when the application defines an IdempotencyStore bean). */
@@ -552,6 +558,8 @@ public class AcemqProperties {
         private final Memory memory = new Memory();
         /** The JDBC store. */
         private final Jdbc jdbc = new Jdbc();
+        /** The Redis store. */
+        private final Redis redis = new Redis();
 
         /** @return which store to create */
         public StoreType getType() {
@@ -591,6 +599,79 @@ public class AcemqProperties {
         /** @return the JDBC store */
         public Jdbc getJdbc() {
             return jdbc;
+        }
+
+        /** @return the Redis store */
+        public Redis getRedis() {
+            return redis;
+        }
+    }
+
+    /**
+     * {@code acemq.store.redis.*}: the Redis store ({@code acemq.store.type=redis}). Without {@code uri} and
+     * {@code cluster-nodes} the store uses the client of the application's Spring Data Redis
+     * {@code LettuceConnectionFactory}.
+     */
+    public static class Redis {
+        /** A standalone or Sentinel-managed Redis, as a Lettuce URI (redis://, rediss://, redis-sentinel://). */
+        private String uri;
+        /** The nodes of a Redis Cluster to start from (redis://host:port or host:port); any one is enough. */
+        private List<String> clusterNodes = new ArrayList<>();
+        /** Put in front of every key (store default acemq:idempotency:); no braces. */
+        private String keyPrefix;
+        /** How long a call waits for Redis before the store counts as unavailable (store default 5s). */
+        private Duration timeout;
+        /** This instance's owner identity (store default: generated per start). */
+        private String owner;
+
+        /** @return a standalone or Sentinel-managed Redis, as a Lettuce URI, or null */
+        public String getUri() {
+            return uri;
+        }
+
+        /** @param uri a standalone or Sentinel-managed Redis, as a Lettuce URI (redis://, rediss://, ...) */
+        public void setUri(String uri) {
+            this.uri = uri;
+        }
+
+        /** @return the nodes of a Redis Cluster to start from; empty for none */
+        public List<String> getClusterNodes() {
+            return clusterNodes;
+        }
+
+        /** @param clusterNodes the nodes of a Redis Cluster to start from (redis://host:port or host:port) */
+        public void setClusterNodes(List<String> clusterNodes) {
+            this.clusterNodes = clusterNodes;
+        }
+
+        /** @return the prefix in front of every key (store default acemq:idempotency:) */
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        /** @param keyPrefix put in front of every key (store default acemq:idempotency:); no braces */
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        /** @return how long a call waits for Redis (store default 5s) */
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        /** @param timeout how long a call waits for Redis before the store counts as unavailable (store default 5s) */
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+
+        /** @return this instance's owner identity (store default: generated per start) */
+        public String getOwner() {
+            return owner;
+        }
+
+        /** @param owner this instance's owner identity (store default: generated per start) */
+        public void setOwner(String owner) {
+            this.owner = owner;
         }
     }
 

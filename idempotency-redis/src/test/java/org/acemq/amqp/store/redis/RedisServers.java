@@ -28,12 +28,15 @@ import io.lettuce.core.cluster.RedisClusterClient;
  *   <li>private {@code redis-server} processes from the Debian package {@code redis-server}: their own ports on
  *       loopback and their own data directories, stopped when the JVM exits.</li>
  * </ol>
- * When none works the suite fails and says how to provide one.
+ * When none works the suite fails and says how to provide one. Public, in this module's test-jar, for the Spring Boot
+ * starter's Redis tests.
  */
-final class RedisServers {
+public final class RedisServers {
 
-    static final String URL_ENV = "ACEMQ_TEST_REDIS_URL";
-    static final String CLUSTER_URL_ENV = "ACEMQ_TEST_REDIS_CLUSTER_URL";
+    /** A standalone server for the tests, {@code redis://host:port}. */
+    public static final String URL_ENV = "ACEMQ_TEST_REDIS_URL";
+    /** A node of a cluster for the tests, {@code redis://host:port}. */
+    public static final String CLUSTER_URL_ENV = "ACEMQ_TEST_REDIS_CLUSTER_URL";
     private static final String HOW = "Provide Redis: set " + URL_ENV + "=redis://host:port (and " + CLUSTER_URL_ENV
             + "=redis://host:port for a cluster node), or run where Docker is available (Testcontainers), or "
             + "install the Debian package redis-server (apt-get install redis-server; the tests start private "
@@ -47,7 +50,7 @@ final class RedisServers {
     }
 
     /** @return the shared standalone server */
-    static synchronized RedisURI standalone() {
+    public static synchronized RedisURI standalone() {
         if (standalone == null) {
             List<String> failures = new ArrayList<>();
             String url = System.getenv(URL_ENV);
@@ -72,7 +75,7 @@ final class RedisServers {
     }
 
     /** @return a node of the shared three-master cluster (no replicas) */
-    static synchronized RedisURI cluster() {
+    public static synchronized RedisURI cluster() {
         if (clusterUri == null) {
             String url = System.getenv(CLUSTER_URL_ENV);
             if (url != null && !url.isBlank()) {

@@ -448,6 +448,29 @@ class SettingsCoverageTest {
                         + "name, are both set");
     }
 
+    // ------------------------------------------------------------------ the Redis store
+
+    /** RedisIdempotencyStore.Builder methods not taken from acemq.store.*, and why. */
+    static final Map<String, String> REDIS_STORE_EXCLUSIONS = Map.of(
+            "build", "terminal operation: AcemqRedisStoreConfiguration builds the store");
+
+    @Test
+    void everyRedisStoreBuilderSetterIsReachableFromProperties() {
+        AcemqProperties.Store p = new AcemqProperties.Store();
+        p.setType(AcemqProperties.StoreType.REDIS);
+        p.setLease(Duration.ofSeconds(11));
+        p.setRetention(Duration.ofHours(3));
+        p.getRedis().setKeyPrefix("orders:");
+        p.getRedis().setTimeout(Duration.ofSeconds(2));
+        p.getRedis().setOwner("owner-1");
+        org.acemq.amqp.store.redis.RedisIdempotencyStore.Builder b =
+                mock(org.acemq.amqp.store.redis.RedisIdempotencyStore.Builder.class, RETURNS_SELF);
+        RedisStores.applyTo(b, p);
+        Set<String> expected = publicSetters(org.acemq.amqp.store.redis.RedisIdempotencyStore.Builder.class);
+        expected.removeAll(REDIS_STORE_EXCLUSIONS.keySet());
+        assertThat(called(b)).isEqualTo(expected);
+    }
+
     // ------------------------------------------------------------------ rejection handler
 
     @Test
