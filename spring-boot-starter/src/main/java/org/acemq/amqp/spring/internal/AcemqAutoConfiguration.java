@@ -46,7 +46,17 @@ import org.springframework.beans.factory.config.BeanDefinition;
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
         "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
-        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration"})
+        "org.springframework.boot.jackson2.autoconfigure.Jackson2AutoConfiguration",
+        // the same auto-configurations on Boot 3.5, where they live in other packages (an absent name is ignored)
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration",
+        "org.springframework.boot.autoconfigure.transaction.TransactionAutoConfiguration",
+        "org.springframework.boot.autoconfigure.flyway.FlywayAutoConfiguration",
+        "org.springframework.boot.autoconfigure.liquibase.LiquibaseAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration",
+        "org.springframework.boot.autoconfigure.jackson.JacksonAutoConfiguration"})
 @EnableConfigurationProperties(AcemqProperties.class)
 public final class AcemqAutoConfiguration {
 
@@ -245,7 +255,10 @@ public final class AcemqAutoConfiguration {
         }
     }
 
-    /** The {@code acemq} health contributor, when Spring Boot's health support is on the class path. */
+    /**
+     * The {@code acemq} health contributor, when Spring Boot 4's health support is on the class path (Boot 3's is
+     * registered by {@code acemq-spring-boot3-autoconfigure}).
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
     static class HealthConfiguration {

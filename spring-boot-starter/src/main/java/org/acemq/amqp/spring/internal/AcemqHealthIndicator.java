@@ -6,8 +6,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 
 /**
- * The {@code acemq} health contributor: the consumers' {@code health()} as Actuator health, computed by
- * {@link ConsumersHealth} (which has no Actuator type in it). No I/O: it reads the consumers' snapshots.
+ * The {@code acemq} health contributor on Spring Boot 4 ({@code org.springframework.boot.health.contributor}): the
+ * consumers' {@code health()} as Actuator health, computed by {@link ConsumersHealth} (which has no Actuator type in
+ * it, so Boot 3's twin, {@code Boot3AcemqHealthIndicator}, shares it). No I/O: it reads the consumers' snapshots.
  *
  * <table>
  *   <caption>Status (of each connection's consumer; with several, the overall status is the worst)</caption>

@@ -34,9 +34,6 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.health.contributor.Health;
-import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -60,12 +57,15 @@ class AcemqListenerIT {
     static ConfigurableApplicationContext start(Class<?> app, String... properties) {
         return new SpringApplicationBuilder(app).web(WebApplicationType.NONE)
                 .properties(SharedBroker.connectionProperties())
-                .properties("spring.autoconfigure.exclude="
-                                + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+                .properties("spring.autoconfigure.exclude=" + NO_DATA_SOURCE,
                         "management.health.acemq.enabled=true")
                 .properties(properties)
                 .run();
     }
+
+    /** DataSourceAutoConfiguration on Boot 4 and on Boot 3 (these tests run on every line: tooling/spring-boot-lines) */
+    static final String NO_DATA_SOURCE = "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+            + "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration";
 
     record Order(String id, String kind) {
     }
@@ -136,14 +136,14 @@ class AcemqListenerIT {
                     .isEqualTo(16);
             assertThat(registry.find("acemq.consumer.connected").gauge().value()).isEqualTo(1.0);
 
-            Health health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN, HealthIndicator.class).health();
-            assertThat(health.getStatus()).isEqualTo(Status.UP);
-            assertThat(health.getDetails()).containsEntry("state", "RUNNING").containsEntry("connected", true);
+            ActuatorHealth.Snapshot health = ActuatorHealth.of(app).health();
+            assertThat(health.status()).isEqualTo("UP");
+            assertThat(health.details()).containsEntry("state", "RUNNING").containsEntry("connected", true);
             @SuppressWarnings("unchecked")
             Map<String, Map<String, Object>> subscriptions =
-                    (Map<String, Map<String, Object>>) health.getDetails().get("subscriptions");
+                    (Map<String, Map<String, Object>>) health.details().get("subscriptions");
             assertThat(subscriptions.get(queue)).containsEntry("address", queue).containsEntry("attached", true);
-            assertThat(health.toString()).as("no credential in the health details")
+            assertThat(health.text()).as("no credential in the health details")
                     .doesNotContain(SharedBroker.PASSWORD);
         }
     }
@@ -210,9 +210,8 @@ class AcemqListenerIT {
         String queue = "it-health-" + UUID.randomUUID();
         try (ConfigurableApplicationContext app = start(OrdersApp.class, "test.queue=" + queue,
                 "acemq.connection.reconnect.initial-delay=50ms", "acemq.connection.reconnect.max-delay=200ms")) {
-            HealthIndicator health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN,
-                    HealthIndicator.class);
-            await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+            ActuatorHealth health = ActuatorHealth.of(app);
+            await().atMost(Duration.ofSeconds(30)).until(() -> health.status().equals("UP"));
 
             // the broker goes away: refuse new connections, drop ours, then stop (with no client left, so that
             // Artemis' stop cannot deadlock on a consumer closing meanwhile; see EmbeddedArtemis.restart)
@@ -220,17 +219,17 @@ class AcemqListenerIT {
             try {
                 broker.dropAllConnections();
                 await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
-                    Health h = health.health();
-                    assertThat(h.getStatus()).isEqualTo(Status.DOWN);
-                    assertThat(h.getDetails()).containsEntry("connected", false);
+                    ActuatorHealth.Snapshot h = health.health();
+                    assertThat(h.status()).isEqualTo("DOWN");
+                    assertThat(h.details()).containsEntry("connected", false);
                 });
                 await().atMost(Duration.ofSeconds(30)).until(() -> broker.connectionCount() == 0);
                 broker.stop();
-                assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+                assertThat(health.status()).isEqualTo("DOWN");
             } finally {
                 broker.start();
             }
-            await().atMost(Duration.ofSeconds(60)).until(() -> health.health().getStatus().equals(Status.UP));
+            await().atMost(Duration.ofSeconds(60)).until(() -> health.status().equals("UP"));
         }
     }
 
@@ -241,18 +240,18 @@ class AcemqListenerIT {
                 "acemq.consumer.auto-startup=false");
                 AmqpTestClient client = AmqpTestClient.connect(broker)) {
             AcemqListenerContainer container = app.getBean(AcemqListenerContainer.class);
-            HealthIndicator health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN, HealthIndicator.class);
+            ActuatorHealth health = ActuatorHealth.of(app);
             client.send(queue, order("m-1", "ok"));
             assertThat(container.isRunning()).isFalse();
             assertThat(container.consumer()).isEmpty();
-            assertThat(health.health().getStatus()).isEqualTo(Status.UNKNOWN);
+            assertThat(health.status()).isEqualTo("UNKNOWN");
             assertThat(broker.consumerCount(queue)).as("nobody consumes yet").isZero();
 
             container.start();
 
             Orders orders = app.getBean(Orders.class);
             await().atMost(Duration.ofSeconds(30)).until(() -> orders.effects.containsKey("m-1"));
-            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(health.status()).isEqualTo("UP");
         }
     }
 
@@ -388,7 +387,7 @@ class AcemqListenerIT {
         // OpenTelemetry's tracing is on this module's test class path too (OpenTelemetryTracingIT): leave it out
         try (ConfigurableApplicationContext app = start(TracedApp.class, "test.queue=" + queue,
                 "management.tracing.sampling.probability=1.0", "spring.autoconfigure.exclude="
-                        + "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration,"
+                        + NO_DATA_SOURCE + ","
                         + "org.springframework.boot.micrometer.tracing.opentelemetry.autoconfigure."
                         + "OpenTelemetryTracingAutoConfiguration");
                 AmqpTestClient client = AmqpTestClient.connect(broker)) {

@@ -37,8 +37,6 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.health.contributor.HealthIndicator;
-import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -270,9 +268,9 @@ class JdbcStarterIT {
         String queue = "jdbc-health-" + UUID.randomUUID();
         ConfigurableApplicationContext app = start(RecorderApp.class, schema("health"), "test.queue=" + queue,
                 "acemq.consumer.max-store-retry-delay=300ms");
-        HealthIndicator health = app.getBean(AcemqAutoConfiguration.HEALTH_INDICATOR_BEAN, HealthIndicator.class);
+        ActuatorHealth health = ActuatorHealth.of(app);
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
-        await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+        await().atMost(Duration.ofSeconds(30)).until(() -> health.status().equals("UP"));
 
         // every store statement now fails (42P01), as when the database is gone for this consumer
         jdbc.execute("ALTER TABLE acemq_idempotency RENAME TO acemq_idempotency_away");
@@ -281,14 +279,14 @@ class JdbcStarterIT {
             client.send(queue, AmqpTestClient.message("m-1", "during the outage"));
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 var h = health.health();
-                assertThat(h.getStatus()).isEqualTo(Status.DOWN);
-                assertThat(h.getDetails()).containsEntry("storeReachable", false).containsEntry("connected", true);
+                assertThat(h.status()).isEqualTo("DOWN");
+                assertThat(h.details()).containsEntry("storeReachable", false).containsEntry("connected", true);
             });
             assertThat(app.getBean(Recorder.class).seen).as("nothing processed without the store").isEmpty();
         } finally {
             jdbc.execute("ALTER TABLE acemq_idempotency_away RENAME TO acemq_idempotency");
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> health.health().getStatus().equals(Status.UP));
+        await().atMost(Duration.ofSeconds(30)).until(() -> health.status().equals("UP"));
         await().atMost(Duration.ofSeconds(30)).until(() -> app.getBean(Recorder.class).seen
                 .contains("during the outage"));
     }
