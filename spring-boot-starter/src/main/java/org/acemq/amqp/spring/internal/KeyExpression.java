@@ -3,13 +3,15 @@ package org.acemq.amqp.spring.internal;
 import java.util.Map;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.KeySource;
+import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.PropertyAccessor;
+import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
-import org.springframework.expression.spel.support.MapAccessor;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
 
 /**
@@ -27,8 +29,45 @@ final class KeyExpression {
     private static final SpelExpressionParser PARSER = new SpelExpressionParser();
     /** Immutable once built and holds no per-evaluation state, so one context serves every thread. */
     private static final EvaluationContext CONTEXT = SimpleEvaluationContext
-            .forPropertyAccessors(new MapAccessor(false), DataBindingPropertyAccessor.forReadOnlyAccess())
+            .forPropertyAccessors(new ReadOnlyMapAccessor(), DataBindingPropertyAccessor.forReadOnlyAccess())
             .build();
+
+    /**
+     * {@code headers.orderId}: a map's entry read as a property, never written. Spring Framework 7 has one
+     * ({@code org.springframework.expression.spel.support.MapAccessor}), 6.2 (Boot 3.5) another, in
+     * spring-context; this one works on both.
+     */
+    static final class ReadOnlyMapAccessor implements PropertyAccessor {
+
+        @Override
+        public Class<?>[] getSpecificTargetClasses() {
+            return new Class<?>[] {Map.class};
+        }
+
+        @Override
+        public boolean canRead(EvaluationContext context, Object target, String name) {
+            return target instanceof Map<?, ?> map && map.containsKey(name);
+        }
+
+        @Override
+        public TypedValue read(EvaluationContext context, Object target, String name) throws AccessException {
+            if (!(target instanceof Map<?, ?> map) || !map.containsKey(name)) {
+                throw new AccessException("no entry '" + name + "'");
+            }
+            return new TypedValue(map.get(name));
+        }
+
+        @Override
+        public boolean canWrite(EvaluationContext context, Object target, String name) {
+            return false;
+        }
+
+        @Override
+        public void write(EvaluationContext context, Object target, String name, Object newValue)
+                throws AccessException {
+            throw new AccessException("key expressions only read: cannot write '" + name + "'");
+        }
+    }
 
     /** Reads a message's payload as the listener method would receive it. */
     @FunctionalInterface
