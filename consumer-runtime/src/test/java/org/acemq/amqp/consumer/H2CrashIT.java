@@ -38,6 +38,8 @@ class H2CrashIT extends ArtemisTestBase {
     private static final String QUEUE = "h2-crash";
     private static final int MESSAGES = 40;
     private static final long LEASE_MILLIS = 3_000;
+    /** The killed consumer's standard error, for the failure message. */
+    private static final Path CHILD_ERRORS = Path.of("target", "H2CrashIT-child.log").toAbsolutePath();
 
     private Server server;
     private Process crashing;
@@ -82,7 +84,8 @@ class H2CrashIT extends ArtemisTestBase {
                         held.add(line.substring("started ".length()));
                     }
                 }
-                assertThat(held).as("keys whose handlers run in the process to be killed").hasSize(4);
+                assertThat(held).as("keys whose handlers run in the process to be killed (its standard error: %s)",
+                        CHILD_ERRORS).hasSize(4);
                 for (String key : held) {
                     assertThat(store.attempts(key)).as("claimed by the process to be killed: %s", key).isEqualTo(1);
                 }
@@ -118,6 +121,6 @@ class H2CrashIT extends ArtemisTestBase {
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", classpath, H2CrashingConsumerMain.class.getName(), broker.host(),
                 Integer.toString(broker.port()), url, QUEUE, Long.toString(LEASE_MILLIS));
-        return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        return new ProcessBuilder(command).redirectError(CHILD_ERRORS.toFile()).start();
     }
 }
