@@ -1017,7 +1017,8 @@ public final class EndToEndBenchmark {
                 .observer(counter).subscribe(subscription.build()).start();
         Sample s;
         try {
-            awaitAll(counter.done, mode, n);
+            awaitAll(counter.done, mode, n, () -> "; " + counter.other.get() + " settled otherwise than accepted as "
+                    + "processed; " + consumer.health());
             s = meter.stop(mode, threads, n);
         } finally {
             consumer.close(Duration.ofSeconds(30));
@@ -1035,6 +1036,16 @@ public final class EndToEndBenchmark {
      * @throws IllegalStateException naming the mode and how far it got
      */
     static void awaitAll(CountDownLatch done, String mode, int n) throws InterruptedException {
+        awaitAll(done, mode, n, () -> "");
+    }
+
+    /**
+     * {@link #awaitAll(CountDownLatch, String, int)}, with {@code detail} (the consumer's state: deliveries settled
+     * otherwise, its health) at the end of the stall's message, so that a stall says whether nothing came or
+     * everything went elsewhere.
+     */
+    static void awaitAll(CountDownLatch done, String mode, int n, java.util.function.Supplier<String> detail)
+            throws InterruptedException {
         long last = done.getCount();
         long lastMove = System.nanoTime();
         while (!done.await(1, TimeUnit.SECONDS)) {
@@ -1044,7 +1055,7 @@ public final class EndToEndBenchmark {
                 lastMove = System.nanoTime();
             } else if (System.nanoTime() - lastMove > STALL.toNanos()) {
                 throw new IllegalStateException(mode + ": stalled at " + (n - now) + " of " + n + " handled for "
-                        + STALL.toSeconds() + " s");
+                        + STALL.toSeconds() + " s" + detail.get());
             }
         }
     }
