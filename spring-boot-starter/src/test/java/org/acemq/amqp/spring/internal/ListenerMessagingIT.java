@@ -52,7 +52,9 @@ class ListenerMessagingIT {
         broker = SharedBroker.get();
     }
 
-    record Order(@NotBlank String id, @Positive int quantity) {
+    // explicit messages: the assertions below must not depend on the JVM's default locale
+    record Order(@NotBlank(message = "must not be blank") String id,
+            @Positive(message = "must be greater than 0") int quantity) {
     }
 
     /** One listener per parameter style; each records what it received. */

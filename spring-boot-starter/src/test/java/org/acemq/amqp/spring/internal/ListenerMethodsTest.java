@@ -29,7 +29,8 @@ import org.springframework.validation.beanvalidation.LocalValidatorFactoryBean;
  */
 class ListenerMethodsTest {
 
-    record Order(String id, @Positive int quantity) {
+    // an explicit message: the assertions must not depend on the JVM's default locale
+    record Order(String id, @Positive(message = "must be greater than 0") int quantity) {
     }
 
     static final Map<String, Object> RECEIVED = new ConcurrentHashMap<>();
