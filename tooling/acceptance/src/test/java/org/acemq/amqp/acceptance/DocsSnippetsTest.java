@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
@@ -101,6 +103,9 @@ class DocsSnippetsTest {
                     problems.add(artifact + ": version '" + version + "' should be " + Project.version()
                             + (bomImported ? " or left to the BOM" : ""));
                 }
+            } else if (version.isEmpty() && d.hasAttribute(BOOT_MANAGED)) {
+                // left to the block's spring-boot-starter-parent, a Boot line the line modules build and test
+                continue;
             } else if (!onClassPath(group, artifact, version)) {
                 problems.add(group + ":" + artifact + ":" + version + " is not what this build resolves and tests "
                         + "with (the README states the versions it is tested with)");
@@ -142,14 +147,47 @@ class DocsSnippetsTest {
         try {
             Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
                     .parse(new InputSource(new StringReader("<snippet>" + block.text() + "</snippet>")));
+            boolean bootParent = false;
+            NodeList parents = doc.getElementsByTagName("parent");
+            for (int i = 0; i < parents.getLength(); i++) {
+                Element parent = (Element) parents.item(i);
+                if (text(parent, "groupId").equals("org.springframework.boot")
+                        && text(parent, "artifactId").equals("spring-boot-starter-parent")) {
+                    if (testedBootLines().contains(text(parent, "version"))) {
+                        bootParent = true;
+                    } else {
+                        problems.add(block.where() + ": Boot parent " + text(parent, "version")
+                                + " is not a line tooling/spring-boot-lines tests (" + testedBootLines() + ")");
+                    }
+                }
+            }
             NodeList list = doc.getElementsByTagName("dependency");
             for (int i = 0; i < list.getLength(); i++) {
-                result.add((Element) list.item(i));
+                Element d = (Element) list.item(i);
+                if (bootParent && text(d, "groupId").startsWith("org.springframework.boot")) {
+                    d.setAttribute(BOOT_MANAGED, "true");
+                }
+                result.add(d);
             }
         } catch (Exception e) {
             problems.add(block.where() + ": not well-formed XML: " + e.getMessage());
         }
         return result;
+    }
+
+    private static final String BOOT_MANAGED = "boot-managed";
+
+    /** The Boot versions the line modules use as their parent (tooling/spring-boot-lines/<line>/pom.xml). */
+    private static Set<String> testedBootLines() {
+        Set<String> versions = new LinkedHashSet<>();
+        Matcher m = Pattern.compile("<artifactId>spring-boot-starter-parent</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher("");
+        for (String line : List.of("boot-3.5", "boot-4.0", "boot-4.1")) {
+            if (m.reset(Project.read("tooling/spring-boot-lines/" + line + "/pom.xml")).find()) {
+                versions.add(m.group(1).strip());
+            }
+        }
+        return versions;
     }
 
     private static String text(Element dependency, String child) {
