@@ -44,10 +44,11 @@ class OrdersApplicationIT {
             HttpResponse<String> prometheus = get(port, "/actuator/prometheus");
             assertThat(prometheus.statusCode()).isEqualTo(200);
             assertThat(prometheus.body())
-                    .contains("acemq_consumer_deliveries_total{outcome=\"accepted\",reason=\"duplicate\","
-                            + "subscription=\"orders\"} 20.0")
-                    .contains("acemq_consumer_poison_total{subscription=\"orders\"} 5.0")
-                    .contains("acemq_consumer_connected 1.0");
+                    // the starter tags every meter with its connection (`default` with one connection)
+                    .contains("acemq_consumer_deliveries_total{connection=\"default\",outcome=\"accepted\","
+                            + "reason=\"duplicate\",subscription=\"orders\"} 20.0")
+                    .contains("acemq_consumer_poison_total{connection=\"default\",subscription=\"orders\"} 5.0")
+                    .contains("acemq_consumer_connected{connection=\"default\"} 1.0");
         }
     }
 
