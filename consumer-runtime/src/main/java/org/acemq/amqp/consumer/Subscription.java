@@ -5,6 +5,7 @@ import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executor;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.api.PermanentMessageException;
 
@@ -59,6 +60,7 @@ public final class Subscription {
     private final KeySource keySource;
     private final Fingerprint fingerprint;
     private final RejectionHandler rejectionHandler;
+    private final Executor handlerExecutor;
 
     private Subscription(Builder b) {
         this.address = b.address;
@@ -84,6 +86,7 @@ public final class Subscription {
         this.keySource = b.keySource;
         this.fingerprint = b.fingerprint;
         this.rejectionHandler = b.rejectionHandler;
+        this.handlerExecutor = b.handlerExecutor;
     }
 
     /**
@@ -226,6 +229,14 @@ public final class Subscription {
     }
 
     /**
+     * @return the executor whose threads run this subscription's handlers; empty (the default) when the consumer
+     *     starts {@link #concurrency()} threads of its own
+     */
+    public Optional<Executor> handlerExecutor() {
+        return Optional.ofNullable(handlerExecutor);
+    }
+
+    /**
      * @param failure what the handler threw
      * @return whether it means the message can never succeed
      */
@@ -272,6 +283,7 @@ public final class Subscription {
         private KeySource keySource = KeySource.messageId();
         private Fingerprint fingerprint = Fingerprint.body();
         private RejectionHandler rejectionHandler;
+        private Executor handlerExecutor;
 
         private Builder(String address, MessageHandler handler) {
             this.address = Validation.notBlank("address", address);
@@ -506,6 +518,22 @@ public final class Subscription {
          */
         public Builder rejectionHandler(RejectionHandler handler) {
             this.rejectionHandler = handler;
+            return this;
+        }
+
+        /**
+         * Runs the handlers on the application's executor instead of threads the consumer starts, for example virtual
+         * threads on Java 21+ ({@code Executors.newVirtualThreadPerTaskExecutor()}). The consumer still runs at most
+         * {@link #concurrency(int)} handlers at once: it submits that many long-running tasks, each of which takes
+         * and handles deliveries one at a time until the consumer closes. The executor should run all of them at once: a
+         * pool of fewer threads runs only as many handlers as it has threads, and an executor that rejects one of the
+         * tasks fails the consumer's start. The consumer does not shut the executor down.
+         *
+         * @param executor the executor, or null for threads of the consumer's own (the default)
+         * @return this builder
+         */
+        public Builder handlerExecutor(Executor executor) {
+            this.handlerExecutor = executor;
             return this;
         }
 

@@ -1,13 +1,11 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.acemq.amqp.api.Claim;
-import org.acemq.amqp.api.InvalidMessageIdException;
+import org.acemq.amqp.consumer.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,19 +27,53 @@ final class Completions {
     private static final Logger LOG = LoggerFactory.getLogger(Completions.class);
 
     private final String name;
-    private final ConsumerRuntime runtime;
     private final OutcomePolicy policy;
-    private final DeliveryProcessor processor;
+    private final Settler settler;
+    private final ClaimEnds ends;
+    private final Ticker ticker;
+    private final long beatNanos;
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
     /** Every delivery handed over and not yet settled, for the lease heartbeat (the stack cannot be walked). */
     private final java.util.Set<Delivery> ending = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-    Completions(String name, ConsumerRuntime runtime, OutcomePolicy policy, DeliveryProcessor processor) {
+    /** @param beatNanos the lease renewal period, 0 if leases are not renewed */
+    Completions(String name, OutcomePolicy policy, Settler settler, ClaimEnds ends, Ticker ticker, long beatNanos) {
         this.name = name;
-        this.runtime = runtime;
         this.policy = policy;
-        this.processor = processor;
+        this.settler = settler;
+        this.ends = ends;
+        this.ticker = ticker;
+        this.beatNanos = beatNanos;
+    }
+
+    /**
+     * The end stage's entry: ends the delivery's claim, if it holds one, here or batched with other threads' (then
+     * settles it); without a claim settles it at once.
+     *
+     * @param verdict a SETTLE verdict
+     * @param drive whether to lead the store call now; false hands the delivery over only, and the caller calls
+     *     {@link #drive()} once for many
+     * @return whether the delivery was handed over without driving
+     */
+    boolean end(Delivery d, Verdict verdict, boolean drive) {
+        if (d.claim == null) {
+            d.completed(settler.settle(d, verdict));
+            return false;
+        }
+        d.moveTo(Delivery.State.ENDING);
+        d.verdict = verdict;
+        if (beatNanos > 0) {
+            // the lease is renewed until the claim's end is recorded, however long the confirm waits (not only while
+            // the handler runs): a confirm queued behind a busy store must not find its lease lapsed
+            d.nextBeatNanos = ticker.read() + beatNanos;
+        }
+        if (!drive) {
+            push(d);
+            return true;
+        }
+        submit(d, d.scope != null);
+        return false;
     }
 
     /**
@@ -50,7 +82,7 @@ final class Completions {
      *
      * @param await whether to return only once it is settled
      */
-    void submit(Delivery d, boolean await) {
+    private void submit(Delivery d, boolean await) {
         if (await) {
             d.awaited = true;
         }
@@ -62,7 +94,7 @@ final class Completions {
     }
 
     /** Hands over a delivery without leading a store call now; {@link #drive()} must follow. */
-    void push(Delivery d) {
+    private void push(Delivery d) {
         if (d.nextBeatNanos != 0) {
             ending.add(d); // only for the heartbeat: nothing to track where leases are not renewed
         }
@@ -109,9 +141,9 @@ final class Completions {
                 (policy.confirms(d.verdict) ? confirms : releases).add(d.claim);
             }
             if (!releases.isEmpty()) {
-                release(releases);
+                ends.release(releases);
             }
-            unrecorded = confirms.isEmpty() ? List.of() : confirm(confirms);
+            unrecorded = confirms.isEmpty() ? List.of() : ends.confirm(confirms);
         }
         Delivery d = first;
         while (d != null) {
@@ -129,9 +161,9 @@ final class Completions {
     private List<Claim> endClaim(Delivery d) {
         List<Claim> one = List.of(d.claim);
         if (policy.confirms(d.verdict)) {
-            return confirm(one);
+            return ends.confirm(one);
         }
-        release(one);
+        ends.release(one);
         return List.of();
     }
 
@@ -149,7 +181,7 @@ final class Completions {
         try {
             d.claim = null;
             d.claimedNanos = 0;
-            sent = processor.settle(d, d.verdict);
+            sent = settler.settle(d, d.verdict);
         } catch (RuntimeException | Error e) {
             LOG.error("Subscription '{}': a delivery could not be settled", name, e);
         } finally {
@@ -162,137 +194,6 @@ final class Completions {
     void forEachEnding(java.util.function.Consumer<Delivery> action) {
         for (Delivery d : ending) {
             action.accept(d);
-        }
-    }
-
-    /**
-     * Records completion, retrying with back-off while the store fails. The deliveries are still unsettled, so the
-     * broker gives them to nobody else meanwhile; a store that answers within the confirm timeout loses nothing. A
-     * claim whose confirm is not recorded by then, or whose key the store refuses, is returned: what its delivery is
-     * settled with is the policy's decision ({@link OutcomePolicy#confirmNotRecorded}).
-     *
-     * @return the claims whose confirm was not recorded (the same instances), usually none
-     */
-    private List<Claim> confirm(List<Claim> claims) {
-        long deadline = runtime.ticker().read() + runtime.config().confirmTimeout().toNanos();
-        long pauseMillis = 20;
-        List<Claim> left = claims;
-        List<Claim> unrecorded = List.of();
-        for (int attempt = 1; ; attempt++) {
-            try {
-                List<Claim> lost = runtime.store().confirmAll(left);
-                runtime.gate().success();
-                for (Claim c : lost) {
-                    LOG.warn("Subscription '{}': {} was confirmed after its lease had been taken over", name,
-                            LogSafe.id(c.messageId()));
-                }
-                if (attempt > 1) {
-                    LOG.info("Subscription '{}': {} confirmed after {} attempts", name, what(left), attempt);
-                }
-                return unrecorded;
-            } catch (InvalidMessageIdException e) {
-                // the store took this key when it was claimed and refuses it now: it never will take it
-                List<Claim> rest = without(left, e.messageId());
-                boolean named = rest.size() < left.size();
-                List<Claim> refused = named ? only(left, e.messageId()) : left;
-                LOG.error("Subscription '{}': the store refuses to record {} ({}); it is {} anyway (a later duplicate "
-                        + "of it may run again)", name, named ? LogSafe.id(e.messageId()) : what(left),
-                        Errors.describe(e), unrecordedOutcome());
-                unrecorded = plus(unrecorded, refused);
-                if (!named || rest.isEmpty()) {
-                    return unrecorded;
-                }
-                left = rest;
-            } catch (RuntimeException e) {
-                if (attempt == 1) {
-                    runtime.gate().failure(e);
-                }
-                if (runtime.ticker().read() + Duration.ofMillis(pauseMillis).toNanos() - deadline >= 0) {
-                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; it is "
-                            + "{} anyway (a later duplicate may run again): {}", name, what(left),
-                            runtime.config().confirmTimeout(), unrecordedOutcome(), Errors.describe(e));
-                    return plus(unrecorded, left);
-                }
-                pause(Duration.ofMillis(pauseMillis));
-                pauseMillis = Math.min(pauseMillis * 2, 1_000);
-            }
-        }
-    }
-
-    private void release(List<Claim> claims) {
-        try {
-            runtime.store().releaseAll(claims);
-        } catch (RuntimeException e) {
-            // The leases lapse on their own; until then copies are IN_PROGRESS and held back, never lost.
-            LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
-                    what(claims), Errors.describe(e));
-            if (!(e instanceof InvalidMessageIdException)) {
-                runtime.gate().failure(e);
-            }
-        }
-    }
-
-    private static List<Claim> without(List<Claim> claims, String key) {
-        List<Claim> rest = new ArrayList<>(claims.size());
-        for (Claim c : claims) {
-            if (!c.messageId().equals(key)) {
-                rest.add(c);
-            }
-        }
-        return rest;
-    }
-
-    /** @return how a processed delivery whose confirm was not recorded is settled, for the log */
-    private String unrecordedOutcome() {
-        return policy.confirmNotRecorded(Verdict.PROCESSED).outcome().name().toLowerCase(java.util.Locale.ROOT);
-    }
-
-    private static List<Claim> only(List<Claim> claims, String key) {
-        List<Claim> these = new ArrayList<>(1);
-        for (Claim c : claims) {
-            if (c.messageId().equals(key)) {
-                these.add(c);
-            }
-        }
-        return these;
-    }
-
-    private static List<Claim> plus(List<Claim> a, List<Claim> b) {
-        if (a.isEmpty()) {
-            return b;
-        }
-        List<Claim> all = new ArrayList<>(a);
-        all.addAll(b);
-        return all;
-    }
-
-    private static String what(List<Claim> claims) {
-        return claims.size() == 1 ? LogSafe.id(claims.get(0).messageId()) : claims.size() + " messages";
-    }
-
-    /**
-     * Waits on the consumer's scheduler (so that tests can move time), without holding anything. The wait is on a
-     * monitor, not a latch: an AQS latch may leave a stray unpark behind, which would cut short the handler's next
-     * {@code LockSupport.park} on this thread.
-     */
-    private void pause(Duration delay) {
-        boolean[] woken = {false};
-        try {
-            runtime.scheduler().schedule(() -> {
-                synchronized (woken) {
-                    woken[0] = true;
-                    woken.notifyAll();
-                }
-            }, delay);
-            synchronized (woken) {
-                while (!woken[0]) {
-                    woken.wait();
-                }
-            }
-        } catch (RejectedExecutionException e) {
-            // shutting down: retry at once
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

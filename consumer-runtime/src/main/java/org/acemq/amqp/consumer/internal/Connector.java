@@ -9,6 +9,7 @@ import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.ClientOptions;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
+import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecurityException;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +23,33 @@ final class Connector {
 
     private static final Logger LOG = LoggerFactory.getLogger(Connector.class);
 
-    private final ConsumerRuntime runtime;
+    /** What the connector reports to the consumer, on the thread where it happens. */
+    interface Events {
+
+        /**
+         * Connected: the broker's identity is known; attach everything.
+         *
+         * @param failFast whether a subscription that cannot attach fails the start (else it is retried)
+         */
+        void connected(BrokerProfile profile, Connection connection, boolean failFast) throws ClientException;
+
+        /** @param first whether this is the first report of this outage (later ones are failed reconnect attempts) */
+        void interrupted(Throwable cause, boolean first);
+
+        /** protonj2 reconnected, to this broker. */
+        void reconnected(BrokerProfile profile);
+
+        /** The connection is gone for good, or the first one could not be made: the consumer has failed. */
+        void failed();
+
+        /** @return whether the consumer has failed already */
+        boolean hasFailed();
+    }
+
+    private final Events events;
+    private final Control control;
+    private final SafeObserver observer;
+    private final CurrentBroker broker;
     private final RuntimeConfig config;
     private final ConnectionSettings settings;
     private volatile Client client;
@@ -34,9 +61,12 @@ final class Connector {
     private long delayMillis;
     private int attempts;
 
-    Connector(ConsumerRuntime runtime) {
-        this.runtime = runtime;
-        this.config = runtime.config();
+    Connector(RuntimeConfig config, Control control, SafeObserver observer, CurrentBroker broker, Events events) {
+        this.events = events;
+        this.control = control;
+        this.observer = observer;
+        this.broker = broker;
+        this.config = config;
         this.settings = config.connection();
         this.delayMillis = settings.reconnectDelay().toMillis();
     }
@@ -51,7 +81,7 @@ final class Connector {
 
     /** Tries the first connection on the control thread, and again with back-off until it works. */
     void startInBackground() {
-        runtime.control().execute(this::attempt);
+        control.execute(this::attempt);
     }
 
     private void attempt() {
@@ -75,15 +105,15 @@ final class Connector {
         }
         attempts++;
         int max = settings.maxReconnectAttempts();
-        if (ConsumerRuntime.permanent(failure) || (max != -1 && attempts > max)) {
+        if (permanent(failure) || (max != -1 && attempts > max)) {
             LOG.error("Consumer '{}' gives up connecting to {}:{} after {} attempt(s): {}", config.name(),
                     settings.host(), settings.port(), attempts, lastError);
-            runtime.failed();
+            events.failed();
             return;
         }
         LOG.warn("Consumer '{}' cannot connect to {}:{} ({}); next try in {} ms", config.name(), settings.host(),
                 settings.port(), lastError, delayMillis);
-        runtime.later(this::attempt, Duration.ofMillis(delayMillis));
+        control.later(this::attempt, Duration.ofMillis(delayMillis));
         delayMillis = Math.min(delayMillis * 2, settings.maxReconnectDelay().toMillis());
     }
 
@@ -108,7 +138,7 @@ final class Connector {
         }
         connected = true;
         established = true;
-        runtime.connected(BrokerProfile.of(opened.properties()), opened, failFast);
+        events.connected(BrokerProfile.of(opened.properties()), opened, failFast);
     }
 
     private ConnectionOptions options() {
@@ -179,7 +209,7 @@ final class Connector {
         } else {
             LOG.debug("Consumer '{}': reconnect attempt failed ({})", config.name(), lastError);
         }
-        runtime.interrupted(cause, first);
+        events.interrupted(cause, first);
     }
 
     private void onReconnected(org.apache.qpid.protonj2.client.Connection c) {
@@ -189,9 +219,9 @@ final class Connector {
         try {
             profile = BrokerProfile.of(c.properties());
         } catch (ClientException e) {
-            profile = runtime.profile();
+            profile = broker.profile();
         }
-        runtime.reconnected(profile);
+        events.reconnected(profile);
     }
 
     /** The connection is gone for good. */
@@ -202,14 +232,19 @@ final class Connector {
         boolean wasConnected = connected;
         connected = false;
         lastError = "connection: " + (cause == null ? "closed" : Errors.describe(cause));
-        if (runtime.state() != org.acemq.amqp.consumer.ConsumerHealth.State.FAILED) {
+        if (!events.hasFailed()) {
             LOG.error("Consumer '{}' lost its connection for good ({}); it must be restarted", config.name(),
                     lastError);
-            runtime.failed();
+            events.failed();
             if (wasConnected) {
-                runtime.observer().connectionInterrupted(true);
+                observer.connectionInterrupted(true);
             }
         }
+    }
+
+    /** @param cause a connection failure @return whether retrying cannot help (credentials, TLS) */
+    static boolean permanent(Throwable cause) {
+        return Errors.unwrap(cause) instanceof ClientConnectionSecurityException;
     }
 
     void stopRetrying() {

@@ -6,31 +6,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.DoubleSupplier;
 import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.State;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
-import org.acemq.amqp.consumer.Scheduler;
 import org.acemq.amqp.consumer.Subscription;
-import org.acemq.amqp.consumer.Ticker;
-import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecurityException;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One consumer: its connection ({@link Connector}), one {@link Subscriber} per subscription, the credit allocator they
- * share, the store gate, and the threads for delayed and blocking work: the {@link Scheduler} (timing) and one control
- * thread (attaching, re-attaching, and without engine hooks, granting credit).
+ * One consumer: its connection ({@link Connector}), one {@link Subscriber} per subscription (each over its
+ * {@link Pipeline}), the credit allocator they share, the store gate, and the threads for delayed and blocking work
+ * ({@link Control}). It wires them once, each with the collaborators it uses, and hears the connection's events.
  */
 public final class ConsumerRuntime {
 
@@ -42,51 +31,37 @@ public final class ConsumerRuntime {
     private final StoreGate gate;
     private final CreditAllocator allocator;
     private final EngineHooks hooks = EngineHooks.get();
-    private final Ticker ticker;
-    private final Scheduler scheduler;
-    private final ScheduledThreadPoolExecutor ownScheduler;
-    private final ExecutorService control;
+    private final CurrentBroker broker = new CurrentBroker();
+    private final Control control;
     private final LeaseHeartbeats heartbeats;
     private final List<Subscriber> subscribers = new ArrayList<>();
     private final Map<String, SessionHandle> sessions = new LinkedHashMap<>();
     private final Connector connector;
-    private volatile BrokerProfile profile = BrokerProfile.unknown();
-    private volatile State state = State.STARTING;
+    private final ConsumerState state = new ConsumerState();
     private Boolean closeResult;
 
     /** @param config validated settings */
     public ConsumerRuntime(RuntimeConfig config) {
         this.config = config;
         this.observer = new SafeObserver(config.observer());
-        this.ticker = config.ticker();
-        if (config.scheduler() == null) {
-            AtomicInteger threads = new AtomicInteger();
-            ownScheduler = new ScheduledThreadPoolExecutor(2,
-                    r -> daemon(r, "-scheduler-" + threads.incrementAndGet()));
-            ownScheduler.setRemoveOnCancelPolicy(true);
-            scheduler = (task, delay) -> ownScheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
-        } else {
-            ownScheduler = null;
-            scheduler = config.scheduler();
-        }
-        this.control = Executors.newSingleThreadExecutor(r -> daemon(r, "-control"));
-        this.store = new StoreAccess(config.store(), observer, ticker);
+        this.control = new Control(config.name(), config.scheduler());
+        this.store = new StoreAccess(config.store(), observer, config.ticker());
         this.allocator = new CreditAllocator(config.maxInFlightPerConnection());
-        this.gate = new StoreGate(store, config.storeFailurePolicy(), observer, scheduler, config.storeRetryDelay(),
-                config.maxStoreRetryDelay(), allocator::pause, allocator::resume);
-        this.heartbeats = store.lease() == null ? null : new LeaseHeartbeats(store, scheduler, ticker, store.lease());
-        this.connector = new Connector(this);
+        this.gate = new StoreGate(store, config.storeFailurePolicy(), observer, control.scheduler(),
+                config.storeRetryDelay(), config.maxStoreRetryDelay(), allocator::pause, allocator::resume);
+        this.heartbeats = store.lease() == null ? null
+                : new LeaseHeartbeats(store, control.scheduler(), config.ticker(), store.lease());
+        this.connector = new Connector(config, control, observer, broker, new ConnectionEvents(config, state, broker,
+                allocator, store, gate, observer, sessions.values(), subscribers));
+        long leasePeriodNanos = heartbeats == null ? 0 : heartbeats.periodNanos();
         for (Subscription spec : config.subscriptions()) {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
-            subscribers.add(new Subscriber(this, spec, session));
+            Pipeline pipeline = new Pipeline(spec, config, session, observer, store, gate, allocator, control, broker,
+                    hooks, leasePeriodNanos, connector::failed);
+            subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
+                    config.connection().requestTimeout()));
         }
-    }
-
-    private Thread daemon(Runnable r, String suffix) {
-        Thread t = new Thread(r, config.name() + suffix);
-        t.setDaemon(true);
-        return t;
     }
 
     /**
@@ -95,8 +70,15 @@ public final class ConsumerRuntime {
      * tried with back-off, and {@link #health()} says how far it got.
      */
     public void start() {
-        for (Subscriber s : subscribers) {
-            s.startThreads();
+        for (int i = 0; i < subscribers.size(); i++) {
+            Subscriber s = subscribers.get(i);
+            try {
+                s.startThreads(config.name(), config.subscriptions().get(i).handlerExecutor().orElse(null));
+            } catch (RuntimeException e) {
+                close(Duration.ofSeconds(1)); // the loops started so far only need to notice the stop
+                state.set(State.FAILED);
+                throw new AcemqException("cannot start consumer '" + config.name() + "': " + e.getMessage(), e);
+            }
             if (heartbeats != null) {
                 heartbeats.watch(s.threads());
             }
@@ -117,102 +99,28 @@ public final class ConsumerRuntime {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
                     + config.connection().port() + ": " + Errors.describe(e);
             close(Duration.ofSeconds(1)); // no handler has run: the threads only need to notice the stop
-            state = State.FAILED;
+            state.set(State.FAILED);
             throw new AcemqException(what, Errors.unwrap(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             close(Duration.ofSeconds(1));
-            state = State.FAILED;
+            state.set(State.FAILED);
             throw new AcemqException("interrupted while starting consumer '" + config.name() + "'", e);
         }
     }
 
-    /** Connected: the broker's identity is known; attach everything (see {@link Connector}). */
-    void connected(BrokerProfile brokerProfile, org.apache.qpid.protonj2.client.Connection connection,
-                   boolean failFast) throws ClientException {
-        profile = brokerProfile;
-        allocator.brokerDrains(brokerProfile.drainPerSpec());
-        for (SessionHandle s : sessions.values()) {
-            s.connection(connection);
-        }
-        // A store that is down at start-up pauses the consumer from the first moment: no credit, no loss.
-        try {
-            store.probe();
-        } catch (RuntimeException e) {
-            gate.failure(e);
-        }
-        for (Subscriber s : subscribers) {
-            if (s.suspended()) {
-                continue; // stopped by the application: attached when it is started again
-            }
-            try {
-                s.attach();
-            } catch (ClientException | RuntimeException e) {
-                if (failFast) {
-                    throw e;
-                }
-                s.attachLater(e);
-            }
-        }
-        if (state == State.STARTING) {
-            state = State.RUNNING;
-        }
-        LOG.info("Consumer '{}' started: {} subscription(s) on {}:{} ({})", config.name(), subscribers.size(),
-                config.connection().host(), config.connection().port(), brokerProfile);
-    }
-
     private void scheduleCreditCheck() {
-        later(() -> {
-            if (state == State.STOPPING || state == State.STOPPED) {
+        control.later(() -> {
+            if (state.closing()) {
                 return;
             }
-            if (profile.drainPerSpec() && !allocator.paused()) {
+            if (broker.profile().drainPerSpec() && !allocator.paused()) {
                 for (Subscriber s : subscribers) {
-                    s.credit().check();
+                    s.links().credit().check();
                 }
             }
             scheduleCreditCheck();
         }, config.creditCheckInterval());
-    }
-
-    // ------------------------------------------------------------------ connection events (from the Connector)
-
-    void interrupted(Throwable cause, boolean first) {
-        if (first && profile.drainAnsweredAgainstSpec(cause)) {
-            allocator.brokerDrains(false);
-        }
-        if (first) {
-            observer.connectionInterrupted(true);
-        }
-        for (Subscriber s : subscribers) {
-            s.connectionInterrupted(first);
-        }
-    }
-
-    void reconnected(BrokerProfile brokerProfile) {
-        if (!brokerProfile.toString().equals(profile.toString())) {
-            profile = brokerProfile; // failed over to another broker
-            allocator.brokerDrains(brokerProfile.drainPerSpec());
-        }
-        observer.connectionInterrupted(false);
-        for (Subscriber s : subscribers) {
-            s.connectionRestored();
-        }
-    }
-
-    /** The connection is gone for good (reconnect gave up, was refused, or is off). */
-    void connectionFailed(Throwable cause) {
-        connector.failed(cause);
-    }
-
-    void failed() {
-        if (state != State.STOPPING && state != State.STOPPED) {
-            state = State.FAILED;
-        }
-    }
-
-    State state() {
-        return state;
     }
 
     // ------------------------------------------------------------------ shutdown and health
@@ -225,7 +133,7 @@ public final class ConsumerRuntime {
         if (closeResult != null) {
             return closeResult;
         }
-        state = State.STOPPING;
+        state.set(State.STOPPING);
         allocator.stop();
         gate.shutdown();
         connector.stopRetrying();
@@ -247,11 +155,8 @@ public final class ConsumerRuntime {
             s.close();
         }
         connector.close();
-        control.shutdownNow();
-        if (ownScheduler != null) {
-            ownScheduler.shutdownNow();
-        }
-        state = State.STOPPED;
+        control.shutdown();
+        state.set(State.STOPPED);
         closeResult = done;
         LOG.info("Consumer '{}' stopped{}", config.name(), done ? "" : " (some handlers were still running)");
         return done;
@@ -271,7 +176,7 @@ public final class ConsumerRuntime {
         if (!gate.reachable() && gate.lastError() != null) {
             error = gate.lastError();
         }
-        return new ConsumerHealth(state, connected, gate.reachable(), gate.paused(), error, subs);
+        return new ConsumerHealth(state.get(), connected, gate.reachable(), gate.paused(), error, subs);
     }
 
     // ------------------------------------------------------------------ per-subscription lifecycle
@@ -287,42 +192,31 @@ public final class ConsumerRuntime {
 
     /** @param name a subscription name @return whether there is one of that name */
     public boolean hasSubscription(String name) {
-        return find(name) != null;
+        return subscriptionNames().contains(name);
     }
 
     private Subscriber subscriber(String name) {
-        Subscriber s = find(name);
-        if (s == null) {
-            throw new IllegalArgumentException("no subscription named '" + name + "'");
-        }
-        return s;
+        return subscribers.stream().filter(s -> s.name.equals(name)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no subscription named '" + name + "'"));
     }
 
-    private Subscriber find(String name) {
-        for (Subscriber s : subscribers) {
-            if (s.name.equals(name)) {
-                return s;
-            }
+    /** @return the subscription, if the consumer is open */
+    private Subscriber open(String name, String what) {
+        if (state.closing()) {
+            throw new IllegalStateException("cannot " + what + " '" + name + "': consumer '" + config.name()
+                    + "' is closed");
         }
-        return null;
-    }
-
-    private void requireOpen(String what) {
-        if (state == State.STOPPING || state == State.STOPPED) {
-            throw new IllegalStateException("cannot " + what + ": consumer '" + config.name() + "' is closed");
-        }
+        return subscriber(name);
     }
 
     /** @param name the subscription to pause */
     public void pause(String name) {
-        requireOpen("pause '" + name + "'");
-        subscriber(name).pause();
+        open(name, "pause").pause();
     }
 
     /** @param name the subscription to resume */
     public void resume(String name) {
-        requireOpen("resume '" + name + "'");
-        subscriber(name).resume();
+        open(name, "resume").resume();
     }
 
     /** @param name a subscription @return whether the application paused it */
@@ -336,14 +230,12 @@ public final class ConsumerRuntime {
      * @return whether they finished in time
      */
     public boolean suspend(String name, Duration timeout) {
-        requireOpen("stop '" + name + "'");
-        return subscriber(name).suspend(timeout);
+        return open(name, "stop").suspend(timeout);
     }
 
     /** @param name the subscription to start again */
     public void unsuspend(String name) {
-        requireOpen("start '" + name + "'");
-        subscriber(name).unsuspend();
+        open(name, "start").unsuspend();
     }
 
     /** @param name a subscription @return whether the application stopped it */
@@ -351,7 +243,7 @@ public final class ConsumerRuntime {
         return subscriber(name).suspended();
     }
 
-    // ------------------------------------------------------------------ shared services
+    // ------------------------------------------------------------------ names
 
     /** @return the consumer name */
     public String name() {
@@ -361,73 +253,5 @@ public final class ConsumerRuntime {
     /** @return how long close() waits by default */
     public Duration shutdownTimeout() {
         return config.shutdownTimeout();
-    }
-
-    RuntimeConfig config() {
-        return config;
-    }
-
-    SafeObserver observer() {
-        return observer;
-    }
-
-    StoreAccess store() {
-        return store;
-    }
-
-    StoreGate gate() {
-        return gate;
-    }
-
-    CreditAllocator allocator() {
-        return allocator;
-    }
-
-    EngineHooks hooks() {
-        return hooks;
-    }
-
-    BrokerProfile profile() {
-        return profile;
-    }
-
-    Ticker ticker() {
-        return ticker;
-    }
-
-    Scheduler scheduler() {
-        return scheduler;
-    }
-
-    ExecutorService control() {
-        return control;
-    }
-
-    DoubleSupplier jitter() {
-        return () -> ThreadLocalRandom.current().nextDouble();
-    }
-
-    long leasePeriodNanos() {
-        return heartbeats == null ? 0 : heartbeats.periodNanos();
-    }
-
-    /** Runs {@code task} on the control thread after {@code delay} (nothing once the consumer is closed). */
-    void later(Runnable task, Duration delay) {
-        try {
-            scheduler.schedule(() -> {
-                try {
-                    control.execute(task);
-                } catch (RejectedExecutionException e) {
-                    LOG.debug("Not run: the consumer is closed");
-                }
-            }, delay);
-        } catch (RejectedExecutionException e) {
-            LOG.debug("Not scheduled: the consumer is closed");
-        }
-    }
-
-    /** @param cause a connection failure @return whether retrying cannot help (credentials, TLS) */
-    static boolean permanent(Throwable cause) {
-        return Errors.unwrap(cause) instanceof ClientConnectionSecurityException;
     }
 }

@@ -8,8 +8,48 @@ import org.apache.qpid.protonj2.client.Message;
  * written by the thread that has it at the time (the intake leader, then the handler thread that runs it, then the
  * thread that ends its claim); each hand-over goes through a lock or a volatile write. {@code claim},
  * {@code claimedNanos} and {@code nextBeatNanos} are also read by the lease heartbeat and by health.
+ *
+ * <p>Where it is in the pipeline is its {@link State}; each stage moves it on with {@link #moveTo}, which refuses a
+ * transition the pipeline does not have (a bug: it throws, and the delivery is settled as an unexpected failure).
  */
 final class Delivery {
+
+    /** Where a delivery is in the pipeline (docs/runtime.md). */
+    enum State {
+        /** Taken from the client by the intake; not read yet, or read and being claimed. */
+        RECEIVED,
+        /** Read and claimed (or to be claimed when a thread starts it): waits for a handler thread. */
+        ADMITTED,
+        /** A handler thread has it (its handler runs, or it is found stale and goes back). */
+        RUNNING,
+        /** Its verdict is known; its claim is being confirmed or released. */
+        ENDING,
+        /** Its outcome waits out a delay (retry back-off, in-progress delay) before it is sent. */
+        HELD,
+        /** Its outcome was sent, enlisted, or it was abandoned (its link was gone). Final. */
+        SETTLED;
+
+        private int allowedFrom;
+
+        static {
+            allow(ADMITTED, RECEIVED);
+            allow(RUNNING, ADMITTED);
+            allow(ENDING, RECEIVED, ADMITTED, RUNNING);
+            allow(HELD, RECEIVED, ADMITTED, RUNNING, ENDING);
+            allow(SETTLED, RECEIVED, ADMITTED, RUNNING, ENDING, HELD);
+        }
+
+        private static void allow(State to, State... from) {
+            for (State f : from) {
+                to.allowedFrom |= 1 << f.ordinal();
+            }
+        }
+
+        /** @param from the state before @return whether a delivery may move from {@code from} to this state */
+        boolean reachableFrom(State from) {
+            return (allowedFrom & (1 << from.ordinal())) != 0;
+        }
+    }
 
     final org.apache.qpid.protonj2.client.Delivery amqp;
     final ReceiverLink link;
@@ -47,12 +87,32 @@ final class Delivery {
     volatile boolean awaited;
 
     private boolean finished;
+    private volatile State state = State.RECEIVED;
 
     Delivery(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link, boolean counted, long receivedNanos) {
         this.amqp = amqp;
         this.link = link;
         this.counted = counted;
         this.receivedNanos = receivedNanos;
+    }
+
+    /** @return where the delivery is in the pipeline */
+    State state() {
+        return state;
+    }
+
+    /**
+     * Moves the delivery on; only the stage that owns a transition calls this.
+     *
+     * @param next the next state
+     * @throws IllegalStateException if the pipeline has no such transition from the current state
+     */
+    void moveTo(State next) {
+        State now = state;
+        if (!next.reachableFrom(now)) {
+            throw new IllegalStateException("delivery " + logId() + " cannot move from " + now + " to " + next);
+        }
+        state = next;
     }
 
     /**

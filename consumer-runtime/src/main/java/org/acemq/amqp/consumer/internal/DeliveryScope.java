@@ -9,7 +9,7 @@ import org.slf4j.MDC;
 /**
  * What surrounds one handler call on its worker thread: the message's W3C trace context in the SLF4J MDC, and the
  * observer's {@link ConsumerObserver.HandlerScope} (an Observation, a span). Opened just before the handler runs;
- * closed by {@link DeliveryProcessor#process} on the same thread once the delivery's outcome is decided, whatever
+ * closed by {@link Runner#run} on the same thread once the delivery's outcome is decided, whatever
  * happened.
  */
 final class DeliveryScope {

@@ -1,52 +1,89 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import org.acemq.amqp.consumer.Ticker;
-import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A subscription's {@code concurrency} handler threads. Each takes its next delivery from the {@link Intake} (which one
  * of them leads at a time: it takes what the client has queued and has it claimed in one store call) and runs it
- * ({@link DeliveryProcessor#run}). Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read,
+ * ({@link Runner#run}). Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read,
  * and how {@code close()} wakes the intake leader from {@code receive()}.
  */
 final class HandlerThreads {
 
     private static final Logger LOG = LoggerFactory.getLogger(HandlerThreads.class);
 
-    private final Subscriber subscriber;
-    private final DeliveryProcessor processor;
+    private final String name;
     private final Intake intake;
+    private final Runner runner;
+    private final Leftovers leftovers;
+    private final Completions ending;
+    private final LinkKeeper links;
+    private final boolean handlesLeftAtShutdown;
     private final HandlerSlot[] slots;
-    private final Thread[] threads;
+    private final CountDownLatch ended;
 
-    HandlerThreads(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker, long beatNanos) {
-        this.subscriber = subscriber;
-        this.processor = processor;
-        this.intake = new Intake(subscriber, processor, ticker, beatNanos);
-        int n = subscriber.spec.concurrency();
-        this.slots = new HandlerSlot[n];
-        this.threads = new Thread[n];
-        for (int i = 0; i < n; i++) {
+    /**
+     * @param handlesLeftAtShutdown whether the threads handle the deliveries left in the client before they stop
+     *     ({@link OutcomePolicy#handlesLeftAtShutdown})
+     */
+    HandlerThreads(String name, int concurrency, Intake intake, Runner runner, Leftovers leftovers,
+                   Completions ending, LinkKeeper links, boolean handlesLeftAtShutdown) {
+        this.name = name;
+        this.intake = intake;
+        this.runner = runner;
+        this.leftovers = leftovers;
+        this.ending = ending;
+        this.links = links;
+        this.handlesLeftAtShutdown = handlesLeftAtShutdown;
+        this.slots = new HandlerSlot[concurrency];
+        this.ended = new CountDownLatch(concurrency);
+        for (int i = 0; i < concurrency; i++) {
             slots[i] = new HandlerSlot();
         }
     }
 
-    HandlerSlot[] slots() {
-        return slots;
-    }
-
-    void start(String prefix) {
+    /**
+     * Starts one loop per slot: on threads of its own (named {@code prefix + n}, not daemon: a handler that never
+     * returns keeps the JVM alive, as documented), or as long-running tasks of the application's executor.
+     *
+     * @param executor the application's executor for handlers, or null
+     */
+    void start(String prefix, Executor executor) {
         for (int i = 0; i < slots.length; i++) {
             HandlerSlot slot = slots[i];
-            Thread t = new Thread(() -> loop(slot), prefix + (i + 1));
-            t.setDaemon(false); // a handler that never returns keeps the JVM alive, as documented
-            slot.thread = t;
-            threads[i] = t;
-            t.start();
+            Runnable loop = () -> {
+                slot.thread = Thread.currentThread();
+                try {
+                    loop(slot);
+                } finally {
+                    if (executor != null) {
+                        slot.thread = null; // the executor's thread goes on to other work: never interrupt it
+                    }
+                    ended.countDown();
+                }
+            };
+            if (executor == null) {
+                Thread t = new Thread(loop, prefix + (i + 1));
+                t.setDaemon(false);
+                slot.thread = t;
+                t.start();
+            } else {
+                try {
+                    executor.execute(loop);
+                } catch (RejectedExecutionException e) {
+                    ended.countDown();
+                    throw new IllegalStateException("the handler executor of subscription '" + name
+                            + "' refused handler loop " + (i + 1) + " of " + slots.length + ": it must run "
+                            + slots.length + " long-running tasks at once (concurrency)", e);
+                }
+            }
         }
     }
 
@@ -55,64 +92,27 @@ final class HandlerThreads {
         while ((d = intake.next(slot)) != null) {
             slot.current = d;
             try {
-                processor.run(d);
+                runner.run(d);
             } catch (RuntimeException | Error e) {
-                LOG.error("Subscription '{}': a delivery could not be processed or settled", subscriber.name, e);
+                LOG.error("Subscription '{}': a delivery could not be processed or settled", name, e);
             } finally {
                 slot.current = null;
             }
         }
-        if (processor.policy().handlesLeftAtShutdown()) {
+        if (handlesLeftAtShutdown) {
             // at-most-once: the broker settled these when it sent them; they cannot go back, so they are handled
-            handleQueued(slot);
-        }
-    }
-
-    private void handle(HandlerSlot slot, ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        Delivery d = intake.take(from, amqp);
-        slot.current = d;
-        try {
-            processor.process(d);
-        } catch (RuntimeException | Error e) {
-            LOG.error("Subscription '{}': a delivery could not be processed or settled", subscriber.name, e);
-        } finally {
-            slot.current = null;
-        }
-    }
-
-    private void handleQueued(HandlerSlot slot) {
-        ReceiverLink link = subscriber.currentLink();
-        if (link != null) {
-            handleAll(slot, link);
+            leftovers.drain(List.of(), links.currentLink(), slot);
         }
     }
 
     /**
-     * On the closing thread: every delivery received and not started goes through the normal path while stopping, so
-     * it is {@code released} (SHUTDOWN), and a TRANSACTIONAL release is enlisted and reported only after the discharge.
+     * On the closing thread: admitted deliveries no thread started, then what the client holds for {@code link}, go
+     * through the shutdown stage ({@link Leftovers}).
+     *
+     * @param link the link whose queued deliveries are taken too, or null
      */
-    void releaseQueued(ReceiverLink link) {
-        handleAll(new HandlerSlot(), link);
-    }
-
-    /** Takes and processes whatever the client has queued, without waiting for more. */
-    private void handleAll(HandlerSlot slot, ReceiverLink link) {
-        try {
-            org.apache.qpid.protonj2.client.Delivery amqp;
-            while ((amqp = link.receiver.tryReceive()) != null) {
-                handle(slot, link, amqp);
-            }
-        } catch (ClientException e) {
-            LOG.debug("Taking the deliveries left in '{}' failed: {}", subscriber.name, Errors.describe(e));
-        }
-    }
-
-    /**
-     * On the closing thread: admitted deliveries that no thread has started go back ({@code released}, SHUTDOWN) and
-     * their claims are released, in one store call; at-most-once ones are left to the threads, which handle them.
-     */
-    void releaseWaiting() {
-        processor.runAll(intake.drain());
+    void releaseLeft(ReceiverLink link) {
+        leftovers.drain(intake.drain(), link, new HandlerSlot());
     }
 
     /** Wakes every thread blocked in {@code receive()} or waiting for a turn at the intake. */
@@ -132,7 +132,7 @@ final class HandlerThreads {
             }
         }
         intake.forEachWaiting(action);
-        processor.forEachEnding(action);
+        ending.forEachEnding(action);
     }
 
     /**
@@ -152,7 +152,7 @@ final class HandlerThreads {
             }
             if (System.nanoTime() - deadlineNanos >= 0) {
                 LOG.warn("Subscription '{}': handler(s) still running when it was stopped; their deliveries go back "
-                        + "to the broker with the link", subscriber.name);
+                        + "to the broker with the link", name);
                 return false;
             }
             java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
@@ -161,33 +161,27 @@ final class HandlerThreads {
 
     /** @return whether every thread ended before the deadline */
     boolean await(long deadlineNanos) {
-        boolean done = true;
-        for (Thread t : threads) {
-            if (t == null) {
-                continue;
-            }
-            long left = deadlineNanos - System.nanoTime();
-            try {
-                if (left > 0) {
-                    t.join(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            done &= !t.isAlive();
+        boolean done = false;
+        try {
+            done = ended.await(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         if (!done) {
             LOG.warn("Subscription '{}': handler(s) still running at shutdown; their deliveries go back to the broker "
-                    + "when the link closes (default outcome: released) and their claims lapse with the lease",
-                    subscriber.name);
+                    + "when the link closes (default outcome: released) and their claims lapse with the lease", name);
         }
         return done;
     }
 
     /** Interrupts the handlers still running after the shutdown timeout. */
     void interruptAll() {
-        for (Thread t : threads) {
-            if (t != null && t.isAlive()) {
+        if (ended.getCount() == 0) {
+            return;
+        }
+        for (HandlerSlot slot : slots) {
+            Thread t = slot.thread;
+            if (t != null && t.isAlive() && slot.current != null) {
                 t.interrupt();
             }
         }

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * thread that needs work takes the oldest admitted delivery that waits (claimed, not started). If none waits and no
  * other thread is taking deliveries from the client, it becomes the <em>leader</em>: it waits in {@code receive()} for
  * one delivery, takes what else the client has queued ({@code tryReceive()}, up to a bound), has them all read and
- * claimed in one store call ({@link DeliveryProcessor#admit}), keeps the first for itself and leaves the rest to the
+ * claimed in one store call ({@link Admission#admit}), keeps the first for itself and leaves the rest to the
  * other threads. Meanwhile the others wait; deliveries that arrive during the leader's store call form the next batch.
  * A lone delivery therefore pays exactly one claim round trip and waits for nothing; a busy subscription claims many per
  * call.
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * never fewer than one per idle thread, and never more than the subscription's window ({@code concurrency +
  * prefetch}) or {@link #MAX_BATCH}. A waiting claim is renewed with the running ones by the lease heartbeat, and one
  * whose consumer closes or whose link dies before it starts is released (never accepted): see
- * {@link DeliveryProcessor#run}.
+ * {@link Runner#run}.
  */
 final class Intake {
 
@@ -41,8 +41,33 @@ final class Intake {
      */
     static volatile Runnable afterReceive;
 
-    private final Subscriber subscriber;
-    private final DeliveryProcessor processor;
+    /** Where the intake takes deliveries from: the subscription's link over time ({@link LinkKeeper}). */
+    interface Source {
+
+        /** @return the link to take from, waiting while there is none; null once the subscription stops */
+        ReceiverLink awaitLink();
+
+        /** @return whether nothing may be taken now (the consumer closes, or the application stopped it) */
+        boolean quiet();
+
+        /** @return whether the consumer closes */
+        boolean stopping();
+
+        /** A receive on {@code link} failed (the link or the connection ended). */
+        void receiveFailed(ReceiverLink link, ClientException failure);
+
+        /**
+         * Counts a delivery taken from {@code from}'s receiver against the link that owns it.
+         *
+         * @return a new delivery in the pipeline, {@link Delivery.State#RECEIVED}
+         */
+        Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos);
+    }
+
+    private final String name;
+    private final Source links;
+    private final Admission admission;
+    private final HandlerTimes times;
     private final Ticker ticker;
     private final int concurrency;
     private final int window;
@@ -62,16 +87,28 @@ final class Intake {
     private volatile int idleCount;
 
     /**
-     * @param beatNanos the lease renewal period, 0 if leases are not renewed (or unknown)
+     * @param links what to take from, and whether to take at all
+     * @param times the handlers' run time (how far ahead to claim)
+     * @param horizonNanos admitted deliveries should start within about this long ({@link #horizonNanos(long)})
      */
-    Intake(Subscriber subscriber, DeliveryProcessor processor, Ticker ticker, long beatNanos) {
-        this.subscriber = subscriber;
-        this.processor = processor;
+    Intake(String name, int concurrency, int prefetch, Source links, Admission admission, HandlerTimes times,
+           Ticker ticker, long horizonNanos) {
+        this.name = name;
+        this.links = links;
+        this.admission = admission;
+        this.times = times;
         this.ticker = ticker;
-        this.concurrency = subscriber.spec.concurrency();
-        this.window = concurrency + subscriber.spec.prefetch();
-        this.horizonNanos = beatNanos > 0 ? Math.min(HORIZON.toNanos(), beatNanos / 4) : HORIZON.toNanos();
-        processor.handlerNanos(horizonNanos); // until handlers are timed: one delivery per thread
+        this.concurrency = concurrency;
+        this.window = concurrency + prefetch;
+        this.horizonNanos = horizonNanos;
+    }
+
+    /**
+     * @param beatNanos the lease renewal period, 0 if leases are not renewed (or unknown)
+     * @return how soon admitted deliveries should start: {@link #HORIZON}, or a quarter of the renewal period if less
+     */
+    static long horizonNanos(long beatNanos) {
+        return beatNanos > 0 ? Math.min(HORIZON.toNanos(), beatNanos / 4) : HORIZON.toNanos();
     }
 
     /**
@@ -101,7 +138,7 @@ final class Intake {
             try {
                 admitted = lead(slot);
             } catch (RuntimeException | Error e) {
-                LOG.error("Subscription '{}': taking deliveries failed", subscriber.name, e);
+                LOG.error("Subscription '{}': taking deliveries failed", name, e);
             } finally {
                 synchronized (lock) {
                     leading = false;
@@ -135,7 +172,7 @@ final class Intake {
                 return false;
             }
             if (!leading) {
-                return !subscriber.stopping();
+                return !links.stopping();
             }
             idle++;
             idleCount = idle;
@@ -152,7 +189,7 @@ final class Intake {
 
     /** Takes a batch from the client and admits it. @return the admitted deliveries to run, in order */
     private List<Delivery> lead(HandlerSlot slot) {
-        ReceiverLink link = subscriber.awaitLink();
+        ReceiverLink link = links.awaitLink();
         if (link == null) {
             return List.of();
         }
@@ -160,7 +197,7 @@ final class Intake {
         ClientException failure = null;
         slot.receiving();
         try {
-            if (!subscriber.quiet()) {
+            if (!links.quiet()) {
                 amqp = link.receiver.receive();
             }
         } catch (ClientException e) {
@@ -175,8 +212,8 @@ final class Intake {
             probe.run();
         }
         if (amqp == null) {
-            if (failure != null && !subscriber.quiet() && !(failure.getCause() instanceof InterruptedException)) {
-                subscriber.receiveFailed(link, failure);
+            if (failure != null && !links.quiet() && !(failure.getCause() instanceof InterruptedException)) {
+                links.receiveFailed(link, failure);
             }
             return List.of();
         }
@@ -185,13 +222,13 @@ final class Intake {
         List<Delivery> batch = new ArrayList<>(Math.min(limit, 64));
         batch.add(take(link, amqp));
         try {
-            while (batch.size() < limit && !subscriber.quiet() && (amqp = link.receiver.tryReceive()) != null) {
+            while (batch.size() < limit && !links.quiet() && (amqp = link.receiver.tryReceive()) != null) {
                 batch.add(take(link, amqp));
             }
         } catch (ClientException | RuntimeException e) {
             // the link is failing: the next receive() reports it; what was taken is admitted as usual
         }
-        return processor.admit(batch);
+        return admission.admit(batch);
     }
 
     /**
@@ -199,7 +236,7 @@ final class Intake {
      *     per idle thread, the leader included), less what is admitted and waiting already
      */
     private int limit() {
-        long avg = Math.max(1, processor.handlerNanos());
+        long avg = Math.max(1, times.averageNanos());
         long startable = Math.max(concurrency * horizonNanos / avg, idleCount + 1L);
         long room = Math.min(startable, window) - readyCount;
         return (int) Math.max(1, Math.min(room, MAX_BATCH));
@@ -207,15 +244,10 @@ final class Intake {
 
     /**
      * Counts a delivery taken from the client against the link it came on (no lock: one atomic update); also for the
-     * deliveries {@link HandlerThreads} takes alone at shutdown.
+     * deliveries {@link Leftovers} takes alone at shutdown.
      */
     Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        ReceiverLink owner = subscriber.owner(from, amqp);
-        boolean counted = owner.take();
-        if (!counted) {
-            subscriber.credit().lateTake(owner);
-        }
-        return new Delivery(amqp, owner, counted, ticker.read());
+        return links.take(from, amqp, ticker.read());
     }
 
     /** @return whether a leader is taking deliveries or admitted ones wait for a thread */

@@ -12,7 +12,10 @@ import java.util.function.Supplier;
  */
 final class LinkCredit implements CreditAllocator.Sink {
 
-    private final ConsumerRuntime runtime;
+    private final CreditAllocator allocator;
+    private final Control control;
+    private final CurrentBroker broker;
+    private final java.time.Duration requestTimeout;
     private final CreditAllocator.Member member;
     private final Supplier<ReceiverLink> current;
     private final List<ReceiverLink> retiring = new CopyOnWriteArrayList<>();
@@ -20,10 +23,18 @@ final class LinkCredit implements CreditAllocator.Sink {
     private volatile ReceiverLink draining;
     private int checkedOutstanding = -1;
 
-    LinkCredit(ConsumerRuntime runtime, String name, int window, Supplier<ReceiverLink> current) {
-        this.runtime = runtime;
+    /**
+     * @param requestTimeout how long a drain may stay unanswered
+     * @param current the subscription's current link
+     */
+    LinkCredit(CreditAllocator allocator, Control control, CurrentBroker broker, java.time.Duration requestTimeout,
+               String name, int window, Supplier<ReceiverLink> current) {
+        this.allocator = allocator;
+        this.control = control;
+        this.broker = broker;
+        this.requestTimeout = requestTimeout;
         this.current = current;
-        this.member = runtime.allocator().join(name, window, this);
+        this.member = allocator.join(name, window, this);
         this.member.inHand = this::inHand;
     }
 
@@ -42,9 +53,9 @@ final class LinkCredit implements CreditAllocator.Sink {
     public void drain(CreditAllocator.Member m) {
         ReceiverLink l = current.get();
         draining = l;
-        java.time.Duration timeout = runtime.config().connection().requestTimeout();
+        java.time.Duration timeout = requestTimeout;
         l.drain(timeout.toMillis(), unused -> drained(l, unused));
-        runtime.later(() -> drainUnanswered(l), timeout);
+        control.later(() -> drainUnanswered(l), timeout);
     }
 
     /** A broker that never answers a drain must not leave the link without credit for good. */
@@ -52,8 +63,8 @@ final class LinkCredit implements CreditAllocator.Sink {
         if (draining != link || !link.isValid()) {
             return;
         }
-        if (runtime.profile().drainUnanswered()) {
-            runtime.allocator().brokerDrains(false);
+        if (broker.profile().drainUnanswered()) {
+            allocator.brokerDrains(false);
         }
         drained(link, 0);
     }
@@ -65,7 +76,7 @@ final class LinkCredit implements CreditAllocator.Sink {
         synchronized (member.lock) {
             if (link.isValid()) {
                 link.outstanding -= unused;
-                runtime.allocator().drained(member, unused);
+                allocator.drained(member, unused);
             }
         }
         CompletableFuture<Void> f = drainAnswered;
@@ -79,7 +90,7 @@ final class LinkCredit implements CreditAllocator.Sink {
         synchronized (member.lock) {
             if (link.isValid()) {
                 link.outstanding--;
-                runtime.allocator().released(member, 1);
+                allocator.released(member, 1);
             }
         }
     }
@@ -105,7 +116,7 @@ final class LinkCredit implements CreditAllocator.Sink {
     CompletableFuture<Void> pause() {
         CompletableFuture<Void> answered = new CompletableFuture<>();
         drainAnswered = answered;
-        if (!runtime.allocator().pause(member)) {
+        if (!allocator.pause(member)) {
             answered.complete(null);
         }
         return answered;
@@ -128,7 +139,7 @@ final class LinkCredit implements CreditAllocator.Sink {
             if (inHand > 0) {
                 retiring.add(link);
             }
-            runtime.allocator().detached(member, unused);
+            allocator.detached(member, unused);
             return true;
         }
     }
@@ -151,7 +162,7 @@ final class LinkCredit implements CreditAllocator.Sink {
             if (inHand > 0) {
                 retiring.add(link);
             }
-            runtime.allocator().detached(member, 0);
+            allocator.detached(member, 0);
             return successor;
         }
     }
@@ -168,7 +179,7 @@ final class LinkCredit implements CreditAllocator.Sink {
             ReceiverLink now = current.get();
             if (now != null && now.receiver == ended.receiver && now != ended) {
                 now.outstanding--;
-                runtime.allocator().released(member, 1);
+                allocator.released(member, 1);
             }
         }
     }
@@ -188,7 +199,7 @@ final class LinkCredit implements CreditAllocator.Sink {
         checkedOutstanding = outstanding;
         try {
             if (idle && l.receiver.queuedDeliveries() == 0) {
-                runtime.allocator().reclaim(member);
+                allocator.reclaim(member);
             }
         } catch (org.apache.qpid.protonj2.client.exceptions.ClientException e) {
             // the link is closing; its loss is handled where it is noticed

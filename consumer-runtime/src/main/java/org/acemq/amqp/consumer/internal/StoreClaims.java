@@ -4,29 +4,35 @@ import java.util.ArrayList;
 import java.util.List;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.InvalidMessageIdException;
+import org.acemq.amqp.consumer.Ticker;
 
 /**
- * The claim step of {@link DeliveryProcessor}: one store call for the keys of a batch (key by key for a store that does
+ * The claim stage: one store call for the keys of a batch (key by key for a store that does
  * not batch), each answer recorded in its delivery's facts, a refused key told apart from an outage.
  */
 final class StoreClaims {
 
     private final String name;
-    private final ConsumerRuntime runtime;
+    private final StoreAccess store;
+    private final StoreGate gate;
     private final SafeObserver observer;
+    private final Ticker ticker;
     private final long beatNanos;
     private final boolean fingerprints;
 
     /**
      * @param beatNanos the lease renewal period, 0 if leases are not renewed
-     * @param keys the subscription's keys (whether fingerprints are computed)
+     * @param fingerprints whether the subscription computes fingerprints (recorded with the claims)
      */
-    StoreClaims(String name, ConsumerRuntime runtime, long beatNanos, Keys keys) {
+    StoreClaims(String name, StoreAccess store, StoreGate gate, SafeObserver observer, Ticker ticker, long beatNanos,
+                boolean fingerprints) {
         this.name = name;
-        this.runtime = runtime;
-        this.observer = runtime.observer();
+        this.store = store;
+        this.gate = gate;
+        this.observer = observer;
+        this.ticker = ticker;
         this.beatNanos = beatNanos;
-        this.fingerprints = keys.fingerprints();
+        this.fingerprints = fingerprints;
     }
 
     /**
@@ -41,11 +47,11 @@ final class StoreClaims {
             try {
                 claims = ask(left);
             } catch (InvalidMessageIdException e) {
-                runtime.gate().success();
+                gate.success();
                 left = refused(left, e);
                 continue;
             } catch (RuntimeException e) {
-                runtime.gate().failure(e);
+                gate.failure(e);
                 String error = Errors.describe(e);
                 for (Delivery d : left) {
                     observer.claimFailed(name);
@@ -53,8 +59,8 @@ final class StoreClaims {
                 }
                 return;
             }
-            runtime.gate().success();
-            long now = runtime.ticker().read();
+            gate.success();
+            long now = ticker.read();
             for (int i = 0; i < claims.size(); i++) {
                 answered(left.get(i), claims.get(i), now);
             }
@@ -64,13 +70,13 @@ final class StoreClaims {
 
     /** @return the store's answers for the first of {@code ds} (a plain store is asked key by key) or for all */
     private List<Claim> ask(List<Delivery> ds) {
-        if (runtime.store().batches()) {
-            return fingerprints ? runtime.store().acquireAll(keys(ds), fingerprints(ds))
-                    : runtime.store().acquireAll(keys(ds));
+        if (store.batches()) {
+            return fingerprints ? store.acquireAll(keys(ds), fingerprints(ds))
+                    : store.acquireAll(keys(ds));
         }
         String key = ds.get(0).key;
         try {
-            return List.of(runtime.store().acquire(key, ds.get(0).fingerprint));
+            return List.of(store.acquire(key, ds.get(0).fingerprint));
         } catch (InvalidMessageIdException e) {
             throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
         }
