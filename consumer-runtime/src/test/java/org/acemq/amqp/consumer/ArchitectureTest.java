@@ -1,0 +1,165 @@
+package org.acemq.amqp.consumer;
+
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.domain.JavaType;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.module.ModuleDescriptor;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The runtime's shape, checked on its compiled classes and its sources: no dependency cycle between its classes,
+ * small internal classes, and a public surface that hides the internals and protonj2.
+ */
+class ArchitectureTest {
+
+    /** The most lines a source file of the internal package may have. */
+    static final int MAX_INTERNAL_LINES = 300;
+
+    private static final String ROOT_PACKAGE = "org.acemq.amqp.consumer";
+    private static final String INTERNAL_PACKAGE = ROOT_PACKAGE + ".internal";
+    private static final String PROTONJ2_PACKAGE = "org.apache.qpid.protonj2";
+
+    private static Path module;
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void importTheRuntimeClasses() {
+        module = ProjectFiles.root().resolve("consumer-runtime");
+        Path compiled = module.resolve("target/classes");
+        assertThat(compiled.resolve(ROOT_PACKAGE.replace('.', '/')))
+                .as("the compiled runtime classes (run the test through Maven, which compiles them first)")
+                .isDirectory();
+        classes = new ClassFileImporter().importPath(compiled);
+    }
+
+    /**
+     * One slice per top-level class (a nested or anonymous class belongs to the class it is declared in): a cycle
+     * between slices is two classes that each need the other, directly or through others.
+     */
+    @Test
+    void noDependencyCycleBetweenTheRuntimeClasses() {
+        slices().assignedFrom(new TopLevelClasses())
+                .should().beFreeOfCycles()
+                .because("each runtime class can then be read, tested and changed knowing only the classes it uses")
+                .check(classes);
+    }
+
+    @Test
+    void noInternalSourceFileIsLongerThanTheLimit() throws IOException {
+        Path internal = module.resolve("src/main/java").resolve(INTERNAL_PACKAGE.replace('.', '/'));
+        assertThat(internal).isDirectory();
+        List<String> offenders = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(internal)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
+                int lines = Files.readAllLines(file).size();
+                if (lines > MAX_INTERNAL_LINES) {
+                    offenders.add(module.relativize(file) + ": " + lines + " lines");
+                }
+            }
+        }
+        assertThat(offenders)
+                .as("internal source files over %d lines (split them into cohesive classes)", MAX_INTERNAL_LINES)
+                .isEmpty();
+    }
+
+    @Test
+    void theModuleDoesNotExportTheInternalPackage() throws IOException {
+        ModuleDescriptor descriptor;
+        try (InputStream in = Files.newInputStream(module.resolve("target/classes/module-info.class"))) {
+            descriptor = ModuleDescriptor.read(in);
+        }
+        Set<String> exported = descriptor.exports().stream().map(ModuleDescriptor.Exports::source)
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertThat(exported).contains(ROOT_PACKAGE).allSatisfy(p -> assertThat(p).doesNotContain(".internal"));
+        Set<String> opened = descriptor.opens().stream().map(ModuleDescriptor.Opens::source)
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertThat(opened).allSatisfy(p -> assertThat(p).doesNotContain(".internal"));
+    }
+
+    /** Users see the runtime's own types and the JDK's; protonj2 stays an implementation detail. */
+    @Test
+    void noPublicSignatureOfTheExportedPackagesNamesAProtonj2Type() {
+        List<String> leaks = new ArrayList<>();
+        for (JavaClass c : classes) {
+            if (c.getPackageName().startsWith(INTERNAL_PACKAGE) || !visibleToUsers(c)) {
+                continue;
+            }
+            Set<JavaClass> exposed = new TreeSet<>((a, b) -> a.getName().compareTo(b.getName()));
+            c.getRawSuperclass().ifPresent(exposed::add);
+            c.getRawInterfaces().forEach(exposed::add);
+            for (JavaField f : c.getFields()) {
+                if (visibleMember(f.getModifiers())) {
+                    exposed.addAll(f.getType().getAllInvolvedRawTypes());
+                }
+            }
+            for (JavaCodeUnit u : c.getCodeUnits()) {
+                if (visibleMember(u.getModifiers())) {
+                    exposed.addAll(u.getReturnType().getAllInvolvedRawTypes());
+                    for (JavaType p : u.getParameterTypes()) {
+                        exposed.addAll(p.getAllInvolvedRawTypes());
+                    }
+                    u.getThrowsClause().getTypes().forEach(exposed::add);
+                }
+            }
+            exposed.stream().filter(t -> t.getPackageName().startsWith(PROTONJ2_PACKAGE))
+                    .forEach(t -> leaks.add(c.getName() + " exposes " + t.getName()));
+        }
+        assertThat(leaks).as("protonj2 types in public signatures of the exported packages").isEmpty();
+    }
+
+    private static boolean visibleToUsers(JavaClass c) {
+        for (JavaClass k = c; k != null; k = k.getEnclosingClass().orElse(null)) {
+            if (!k.getModifiers().contains(JavaModifier.PUBLIC) || k.isAnonymousClass() || k.isLocalClass()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean visibleMember(Set<JavaModifier> modifiers) {
+        return modifiers.contains(JavaModifier.PUBLIC) || modifiers.contains(JavaModifier.PROTECTED);
+    }
+
+    /** Assigns each runtime class to the slice of its top-level class, named by its package and simple name. */
+    private static final class TopLevelClasses implements SliceAssignment {
+
+        @Override
+        public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+            if (!javaClass.getPackageName().startsWith(ROOT_PACKAGE)) {
+                return SliceIdentifier.ignore();
+            }
+            String name = javaClass.getName();
+            int nested = name.indexOf('$');
+            String topLevel = nested < 0 ? name : name.substring(0, nested);
+            if (topLevel.endsWith(".package-info") || topLevel.equals("module-info")) {
+                return SliceIdentifier.ignore();
+            }
+            return SliceIdentifier.of(topLevel.substring(ROOT_PACKAGE.length() + 1));
+        }
+
+        @Override
+        public String getDescription() {
+            return "one slice per top-level class of " + ROOT_PACKAGE + " and its subpackages";
+        }
+    }
+}
