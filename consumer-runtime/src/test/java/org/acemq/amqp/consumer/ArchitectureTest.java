@@ -27,6 +27,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The runtime's shape, checked on its compiled classes and its sources: no dependency cycle between its classes,
@@ -105,6 +106,41 @@ class ArchitectureTest {
                 """);
         assertThat(code).contains("class A {", "Keys k;", "char c = '';")
                 .doesNotContain("Intake", "Subscriber", "Completions", "Holds", "// x");
+    }
+
+    /**
+     * The source scan on a small tree: a constant read from another class is a reference (javac leaves no trace of
+     * it), a Javadoc link and another package's class of the same simple name are not.
+     */
+    @Test
+    void theSourceScanFindsACycleThroughAConstant(@TempDir Path sources) throws IOException {
+        Path pkg = Files.createDirectories(sources.resolve("x/y/z"));
+        Files.createDirectories(pkg.resolve("sub"));
+        Files.writeString(pkg.resolve("Names.java"), """
+                package x.y.z;
+                /** Read by {@link Reader}. */
+                final class Names { static final String NAME = "n" + Reader.SUFFIX; }
+                """);
+        Files.writeString(pkg.resolve("Reader.java"), """
+                package x.y.z;
+                final class Reader { static final String SUFFIX = "s"; String n = Names.NAME; }
+                """);
+        Files.writeString(pkg.resolve("Alone.java"), """
+                package x.y.z;
+                import x.y.z.sub.Helper;
+                /** Not {@link Names}. */
+                final class Alone { org.example.Reader r; Helper h; }
+                """);
+        Files.writeString(pkg.resolve("sub/Helper.java"), """
+                package x.y.z.sub;
+                public final class Helper { }
+                """);
+        ClassGraph graph = SourceReferences.scan(sources, "x.y.z");
+        assertThat(graph.cycles()).containsExactly(List.of("Names", "Reader"));
+        assertThat(graph.describe(graph.cycles())).contains("Names -> Reader: names Reader")
+                .contains("Reader -> Names: names Names").doesNotContain("Alone");
+        graph.add("sub.Helper", "Alone", "test");
+        assertThat(graph.cycles()).as("Alone imports sub.Helper").hasSize(2);
     }
 
     @Test

@@ -66,13 +66,14 @@ final class SourceReferences {
                 }
             }
             String body = IMPORT.matcher(code).replaceAll("").replaceFirst("\\bpackage\\s+[\\w.]+\\s*;", "");
+            Set<String> simpleNames = names(body);
             for (String other : files.keySet()) {
                 String simple = other.substring(other.lastIndexOf('.') + 1);
                 String to = other.substring(rootPackage.length() + 1);
                 if (body.contains(other)) {
                     graph.add(from, to, "names " + other);
                 } else if (other.startsWith(pkg + ".") && other.indexOf('.', pkg.length() + 1) < 0
-                        && !hidden.contains(simple) && names(body, simple)) {
+                        && !hidden.contains(simple) && simpleNames.contains(simple)) {
                     graph.add(from, to, "names " + simple);
                 }
             }
@@ -90,14 +91,14 @@ final class SourceReferences {
         return null;
     }
 
-    private static boolean names(String body, String simple) {
+    /** @return the capitalised names in {@code body} that are not the last part of a qualified name */
+    private static Set<String> names(String body) {
+        Set<String> names = new HashSet<>();
         Matcher m = NAME.matcher(body);
         while (m.find()) {
-            if (m.group(1).equals(simple)) {
-                return true;
-            }
+            names.add(m.group(1));
         }
-        return false;
+        return names;
     }
 
     /** @return the source with comments, string and character literals and text blocks blanked out */
