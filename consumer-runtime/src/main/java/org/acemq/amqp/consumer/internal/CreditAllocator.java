@@ -1,27 +1,19 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.function.IntSupplier;
 
 /**
  * Link credit for the subscriptions of one connection: a small state machine with no protonj2 types. Each subscription
- * is a {@link Member} whose {@code outstanding} slots (credit the broker may use, deliveries queued in the client,
- * deliveries being handled) never exceed its window ({@code concurrency + prefetch}).
+ * is a {@link Member}, a {@link CreditAccount} whose {@code outstanding} slots never exceed its window.
  *
- * <p><b>A shared budget</b> ({@code maxInFlightPerConnection > 0}) is split into fair shares: water-filled over the
- * members (each share capped by the member's window, what one cannot use goes to the others), so every member gets
- * {@code budget / members} or its whole window. A member never holds more than its share, so none can hold budget
- * idle while another waits for its own. Every event that frees capacity (a delivery finished, an aborted transfer, a
- * drain answered, a link detached or closed, a pause ended) re-evaluates every member, not only the one whose event
- * it was (the QPID-8751 lesson): no timer is needed. Where the broker answers drains per spec, the share of a member
- * whose link is down is lent to the others ({@link #lending}) and taken back by a drain when its link returns; where
- * it does not (RabbitMQ 3.x), shares are never lent, because lent credit could not be taken back from an idle link.
- * With budget 0 (no cap) each member is on its own and only its own lock is taken.
- *
- * <p><b>Grants are batched:</b> a member is granted its free slots once they reach a quarter of what it may hold, or
- * at once when it has no unused credit left; so a busy link gets one flow per few deliveries, not one per delivery.
+ * <p><b>A shared budget</b> ({@code maxInFlightPerConnection > 0}) is split into fair shares ({@link CreditShares}).
+ * Every event that frees capacity (a delivery finished, an aborted transfer, a drain answered, a link detached or
+ * closed, a pause ended) re-evaluates every member, not only the one whose event it was (the QPID-8751 lesson): no
+ * timer is needed. Where the broker answers drains per spec, the share of a member whose link is down is lent to the
+ * others ({@link #lending}) and taken back by a drain when its link returns; where it does not (RabbitMQ 3.x), shares
+ * are never lent, because lent credit could not be taken back from an idle link. With budget 0 (no cap) each member is
+ * on its own and only its own lock is taken. Grants are batched (see {@link CreditShares}).
  *
  * <p><b>Threading:</b> every method may be called from any thread; the {@link Sink} is called under the allocator's
  * lock and must not block.
@@ -37,64 +29,38 @@ final class CreditAllocator {
         void drain(Member member);
     }
 
-    /** One subscription's account. Fields are guarded by {@link #lock}. */
-    static final class Member {
-        final String name;
-        final int window;
-        final Object lock;
+    /** One subscription's account; its grants and drains go to its {@link Sink}. Guarded by {@link #lock}. */
+    static final class Member extends CreditAccount {
         final Sink sink;
-        int outstanding;
-        int target;
-        boolean starting = true;
-        boolean attached;
-        boolean draining;
-        boolean closed;
-        /** Paused by the application: granted nothing until resumed. */
-        boolean paused;
-        IntSupplier inHand = () -> 0;
 
         private Member(String name, int window, Object lock, Sink sink) {
-            this.name = name;
-            this.window = window;
-            this.lock = lock;
+            super(name, window, lock);
             this.sink = sink;
         }
 
-        /** @return slots in use (credit, queued, in hand); a snapshot */
-        int outstanding() {
-            synchronized (lock) {
-                return outstanding;
-            }
-        }
-
-        /** @return the share this member may hold; a snapshot */
-        int target() {
-            synchronized (lock) {
-                return target;
-            }
-        }
-
-        private int cap() {
-            return Math.min(window, target);
+        @Override
+        void grantOnLink(int credits) {
+            sink.grant(this, credits);
         }
 
         @Override
-        public String toString() {
-            return name + "[outstanding=" + outstanding + ", target=" + target + ", window=" + window + "]";
+        void drainLink() {
+            sink.drain(this);
         }
     }
 
     private final int budget;
+    private final CreditShares shares;
     private final List<Member> members = new ArrayList<>();
     private volatile boolean paused;
     private volatile boolean stopped;
     private volatile boolean lending;
     private volatile boolean drainAllowed;
-    private int cursor;
 
     /** @param budget deliveries all members may hold together, 0 for no cap */
     CreditAllocator(int budget) {
         this.budget = budget;
+        this.shares = new CreditShares(budget);
     }
 
     /** @return whether members share a budget */
@@ -212,9 +178,8 @@ final class CreditAllocator {
         }
         for (Member m : all) {
             synchronized (m.lock) {
-                if (drainAllowed && m.attached && !m.draining && m.outstanding - m.inHand.getAsInt() > 0) {
-                    m.draining = true;
-                    m.sink.drain(m);
+                if (drainAllowed && m.attached && !m.draining && m.holdsUnused()) {
+                    m.startDrain();
                 }
             }
         }
@@ -230,9 +195,8 @@ final class CreditAllocator {
     boolean pause(Member m) {
         synchronized (m.lock) {
             m.paused = true;
-            if (drainAllowed && m.attached && !m.draining && m.outstanding - m.inHand.getAsInt() > 0) {
-                m.draining = true;
-                m.sink.drain(m);
+            if (drainAllowed && m.attached && !m.draining && m.holdsUnused()) {
+                m.startDrain();
                 return true;
             }
             return false;
@@ -284,8 +248,7 @@ final class CreditAllocator {
             if (!drainAllowed || !m.attached || m.draining) {
                 return false;
             }
-            m.draining = true;
-            m.sink.drain(m);
+            m.startDrain();
             return true;
         }
     }
@@ -317,75 +280,17 @@ final class CreditAllocator {
     private void rebalance(Member changed) {
         if (budget == 0) {
             if (changed != null) {
-                grantIfDue(changed, Integer.MAX_VALUE);
+                CreditShares.grantIfDue(changed, Integer.MAX_VALUE, paused || stopped);
             }
             return;
         }
-        int free = budget;
-        for (Member m : members) {
-            free -= m.outstanding;
-        }
-        int n = members.size();
-        int start = cursor++ % n;
-        boolean waiting = false;
-        for (int i = 0; i < n; i++) {
-            Member m = members.get((start + i) % n);
-            free -= grantIfDue(m, Math.max(0, free));
-            waiting |= m.attached && !m.paused && !m.draining && m.outstanding < m.cap();
-        }
-        if (waiting && free <= 0 && drainAllowed && !paused) {
-            for (Member m : members) {
-                if (m.attached && !m.draining && m.outstanding > m.target && m.outstanding - m.inHand.getAsInt() > 0) {
-                    m.draining = true; // lent credit goes back to its owner
-                    m.sink.drain(m);
-                }
-            }
-        }
-    }
-
-    /** @return credits granted to {@code m} */
-    private int grantIfDue(Member m, int free) {
-        if (paused || stopped || m.paused || !m.attached || m.draining || m.closed) {
-            return 0;
-        }
-        int cap = m.cap();
-        int room = Math.min(cap - m.outstanding, free);
-        if (room <= 0) {
-            return 0;
-        }
-        // Collect small grants into bigger ones, unless the link has no credit left to work with.
-        if (room < Math.max(1, cap / 4) && m.outstanding - m.inHand.getAsInt() > 0) {
-            return 0;
-        }
-        m.outstanding += room;
-        m.sink.grant(m, room);
-        return room;
+        shares.rebalance(members, paused || stopped, drainAllowed && !paused);
     }
 
     /** Water-fills the budget over the members that count; under the allocator's lock. */
     private void targets() {
-        if (budget == 0) {
-            return;
-        }
-        List<Member> counted = new ArrayList<>();
-        for (Member m : members) {
-            m.target = 0;
-            if (!m.closed && (m.attached || m.starting || !lending)) {
-                counted.add(m);
-            }
-        }
-        counted.sort(Comparator.comparingInt(m -> m.window));
-        int remaining = budget;
-        for (int i = 0; i < counted.size(); i++) {
-            Member m = counted.get(i);
-            m.target = Math.min(m.window, remaining / (counted.size() - i));
-            remaining -= m.target;
-        }
-        for (Member m : members) {
-            if (remaining > 0 && counted.contains(m) && m.target < m.window) {
-                m.target++;
-                remaining--;
-            }
+        if (budget > 0) {
+            shares.targets(members, lending);
         }
     }
 }

@@ -2,14 +2,12 @@ package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
-import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RejectionConditions;
 import org.acemq.amqp.consumer.RejectionHandler;
-import org.acemq.amqp.consumer.RetryBackoff;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.acemq.amqp.consumer.Subscription;
@@ -33,8 +31,7 @@ final class OutcomePolicy {
     private final AcknowledgementMode mode;
     private final int maxAttempts;
     private final Subscription subscription;
-    private final Outcome explicitTransientOutcome;
-    private final RetryBackoff backoff;
+    private final FailureOutcomes failures;
     private final Duration inProgressDelay;
     private final MissingIdPolicy missingIdPolicy;
     private final boolean failOpen;
@@ -45,8 +42,7 @@ final class OutcomePolicy {
         this.subscription = subscription;
         this.mode = subscription.acknowledgementMode();
         this.maxAttempts = subscription.maxAttempts();
-        this.explicitTransientOutcome = subscription.transientFailureOutcome().orElse(null);
-        this.backoff = subscription.retryBackoff();
+        this.failures = new FailureOutcomes(subscription);
         this.inProgressDelay = subscription.inProgressDelay();
         this.missingIdPolicy = subscription.missingIdPolicy();
         this.failOpen = storeFailurePolicy == StoreFailurePolicy.FAIL_OPEN;
@@ -140,7 +136,8 @@ final class OutcomePolicy {
             return Verdict.PROCESSED;
         }
         if (subscription.isPermanent(failure)) {
-            return Verdict.reject(SettleReason.PERMANENT, permanentCondition(failure), permanentDescription(failure));
+            return Verdict.reject(SettleReason.PERMANENT, FailureOutcomes.permanentCondition(failure),
+                    FailureOutcomes.permanentDescription(failure));
         }
         if (f.holdsClaim() && f.attempt() >= maxAttempts) {
             return Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED,
@@ -274,39 +271,15 @@ final class OutcomePolicy {
      *     broker implements it and {@code released} where it does not
      */
     Outcome transientOutcome(boolean modifiedSupported) {
-        if (explicitTransientOutcome != null) {
-            return explicitTransientOutcome;
-        }
-        return modifiedSupported ? Outcome.MODIFIED : Outcome.RELEASED;
+        return failures.transientOutcome(modifiedSupported);
     }
 
     /**
      * @param attempt the attempt that failed (1 for the first)
      * @param draw a number in [0, 1)
-     * @return how long to hold the delivery before it goes back
+     * @return how long to hold the delivery before it goes back (the retry back-off)
      */
     Duration retryDelay(int attempt, double draw) {
-        if (!backoff.enabled()) {
-            return Duration.ZERO;
-        }
-        double nanos = backoff.first().toNanos() * Math.pow(backoff.multiplier(), Math.max(0, attempt - 1));
-        double capped = Math.min(nanos, backoff.max().toNanos());
-        double jittered = capped * (1.0 - backoff.jitter() * Math.min(Math.max(draw, 0.0), 1.0));
-        return Duration.ofNanos((long) jittered);
-    }
-
-    private static String permanentCondition(Throwable failure) {
-        return failure instanceof PermanentMessageException p ? p.condition() : RejectionConditions.PERMANENT_FAILURE;
-    }
-
-    /**
-     * A {@link PermanentMessageException}'s description goes to the broker as given (its documented contract); other
-     * permanent failure types are described by class and message.
-     */
-    private static String permanentDescription(Throwable failure) {
-        if (failure instanceof PermanentMessageException && failure.getMessage() != null) {
-            return failure.getMessage();
-        }
-        return Errors.describe(failure);
+        return failures.retryDelay(attempt, draw);
     }
 }

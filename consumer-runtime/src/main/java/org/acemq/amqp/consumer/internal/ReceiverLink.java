@@ -54,7 +54,7 @@ final class ReceiverLink {
     final ReceiverLink predecessor;
     private final AtomicInteger state = new AtomicInteger();
     private final Executor control;
-    private volatile EngineHooks.Hooked hooks;
+    private volatile LinkHooks hooks;
     private volatile boolean attached;
     private volatile End end;
     private final java.util.concurrent.atomic.AtomicBoolean beyondCredit =
@@ -150,12 +150,12 @@ final class ReceiverLink {
         return state.get() & ~INVALID;
     }
 
-    void hooks(EngineHooks.Hooked hooks) {
+    void hooks(LinkHooks hooks) {
         this.hooks = hooks;
     }
 
     /** @return the engine hooks of this link, or null (hooks off, or not installed yet) */
-    EngineHooks.Hooked hooks() {
+    LinkHooks hooks() {
         return hooks;
     }
 
@@ -164,7 +164,7 @@ final class ReceiverLink {
      * wait; without them (the fallback) it goes through protonj2's client API and waits for the I/O thread, in order.
      */
     void grant(int credits) {
-        EngineHooks.Hooked h = hooks;
+        LinkHooks h = hooks;
         if (h != null) {
             h.grant(credits);
             return;
@@ -181,7 +181,7 @@ final class ReceiverLink {
      * Without engine hooks the unused credit is estimated from the client's queue after the drain.
      */
     void drain(long timeoutMillis, java.util.function.IntConsumer answer) {
-        EngineHooks.Hooked h = hooks;
+        LinkHooks h = hooks;
         if (h != null) {
             h.drain();
             return;
@@ -228,7 +228,7 @@ final class ReceiverLink {
      */
     boolean settle(org.apache.qpid.protonj2.client.Delivery delivery, Outcome outcome, String condition,
                    String description, Runnable dropped) {
-        EngineHooks.Hooked h = hooks;
+        LinkHooks h = hooks;
         if (h == null) {
             return send(delivery, outcome, condition, description);
         }
@@ -239,7 +239,7 @@ final class ReceiverLink {
         if (!live(delivery)) {
             return false;
         }
-        EngineHooks.Handover handover = h.settle(delivery, state(outcome, condition, description), () -> {
+        LinkHooks.Handover handover = h.settle(delivery, state(outcome, condition, description), () -> {
             try {
                 control.execute(dropped);
             } catch (java.util.concurrent.RejectedExecutionException e) {

@@ -1,7 +1,6 @@
 package org.acemq.amqp.consumer.micrometer;
 
 import io.micrometer.observation.transport.ReceiverContext;
-import java.util.Locale;
 import java.util.Map;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.MessageIds;
@@ -43,29 +42,11 @@ public final class AcemqProcessContext extends ReceiverContext<Map<String, Objec
     }
 
     /**
-     * The OpenTelemetry {@code messaging.system} for a broker: {@code activemq} for Apache ActiveMQ (Artemis or
-     * Classic), {@code rabbitmq} for RabbitMQ, {@code servicebus} / {@code eventhubs} for Azure Service Bus / Event
-     * Hubs, and {@value DefaultAcemqProcessObservationConvention#MESSAGING_SYSTEM_AMQP} for any other broker or one
-     * that announced no product.
-     *
      * @param brokerProduct the product the broker announced, or null
-     * @return the value
+     * @return the OpenTelemetry {@code messaging.system} for that broker (see {@link #messagingSystem()})
      */
     static String messagingSystem(String brokerProduct) {
-        if (brokerProduct == null) {
-            return DefaultAcemqProcessObservationConvention.MESSAGING_SYSTEM_AMQP;
-        }
-        String p = brokerProduct.toLowerCase(Locale.ROOT);
-        if (p.contains("activemq") || p.contains("artemis")) {
-            return "activemq";
-        } else if (p.contains("rabbitmq")) {
-            return "rabbitmq";
-        } else if (p.contains("servicebus") || p.contains("service bus")) {
-            return "servicebus";
-        } else if (p.contains("eventhub")) {
-            return "eventhubs";
-        }
-        return DefaultAcemqProcessObservationConvention.MESSAGING_SYSTEM_AMQP;
+        return ProcessNames.messagingSystem(brokerProduct);
     }
 
     /** @return the subscription's name ({@code Subscription.name()}): bounded, chosen by the application */
@@ -114,7 +95,12 @@ public final class AcemqProcessContext extends ReceiverContext<Map<String, Objec
         return brokerProduct;
     }
 
-    /** @return the OpenTelemetry {@code messaging.system} value derived from {@link #brokerProduct()} */
+    /**
+     * @return the OpenTelemetry {@code messaging.system} value derived from {@link #brokerProduct()}: {@code activemq}
+     *     for Apache ActiveMQ (Artemis or Classic), {@code rabbitmq} for RabbitMQ, {@code servicebus} /
+     *     {@code eventhubs} for Azure Service Bus / Event Hubs, and {@code amqp} for any other broker or one that
+     *     announced no product
+     */
     public String messagingSystem() {
         return messagingSystem;
     }

@@ -35,7 +35,7 @@ public class DefaultAcemqProcessObservationConvention implements AcemqProcessObs
      * {@code messaging.system} for a broker the conventions have no value for (or that announced no product): the
      * protocol's name.
      */
-    public static final String MESSAGING_SYSTEM_AMQP = "amqp";
+    public static final String MESSAGING_SYSTEM_AMQP = ProcessNames.MESSAGING_SYSTEM_AMQP;
 
     /** The OpenTelemetry attribute names and AceMQ's own, as this convention writes them. */
     public static final class Keys {
@@ -77,7 +77,7 @@ public class DefaultAcemqProcessObservationConvention implements AcemqProcessObs
 
     @Override
     public String getName() {
-        return MicrometerObserver.OBSERVATION_NAME;
+        return ProcessNames.OBSERVATION_NAME;
     }
 
     @Override

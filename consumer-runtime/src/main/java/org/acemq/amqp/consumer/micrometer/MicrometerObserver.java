@@ -66,7 +66,7 @@ import org.acemq.amqp.consumer.StoreOperation;
 public final class MicrometerObserver implements ConsumerObserver {
 
     /** The name of the Observation around each handler call. */
-    public static final String OBSERVATION_NAME = "acemq.consumer.process";
+    public static final String OBSERVATION_NAME = ProcessNames.OBSERVATION_NAME;
 
     private static final String[] OUTCOMES = lowerNames(Outcome.values());
     private static final String[] REASONS = lowerNames(SettleReason.values());
