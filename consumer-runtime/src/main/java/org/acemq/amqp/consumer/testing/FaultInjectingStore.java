@@ -49,7 +49,8 @@ import org.acemq.amqp.consumer.StoreOperation;
  * batches exactly as it would with the wrapped store. A fault fails a batch whole, as one statement would: nothing
  * of it is written. When the wrapped store is a plain {@link IdempotencyStore}, give the consumer {@link #store()}
  * (a view that is only an {@code IdempotencyStore}), so the consumer treats it as the plain store it is; the leased
- * methods of this object then throw {@link UnsupportedOperationException}. {@code store()} works in both cases.
+ * methods of this object then throw {@link UnsupportedOperationException}. {@code store()} works in both cases;
+ * {@link #plainStore()} gives the plain view of a leased store too, to test the consumer's path for plain stores.
  *
  * <p><b>Threading:</b> thread-safe; the controls may be changed while the consumer is calling.
  */
@@ -60,7 +61,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     private final IdempotencyStore delegate;
     private final LeasedIdempotencyStore leased;
-    private final IdempotencyStore plainView;
+    private final IdempotencyStore plainView = new PlainView();
     private final Map<StoreOperation, Operation> operations = new EnumMap<>(StoreOperation.class);
     private final Set<String> liveClaims = ConcurrentHashMap.newKeySet();
     private final AtomicInteger claimed = new AtomicInteger();
@@ -86,7 +87,6 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     public FaultInjectingStore(IdempotencyStore delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.leased = delegate instanceof LeasedIdempotencyStore l ? l : null;
-        this.plainView = leased != null ? this : new PlainView();
         for (StoreOperation op : StoreOperation.values()) {
             operations.put(op, new Operation());
         }
@@ -97,6 +97,15 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
      *     otherwise a view of it that is only an {@link IdempotencyStore} (with the same faults and records)
      */
     public IdempotencyStore store() {
+        return leased != null ? this : plainView;
+    }
+
+    /**
+     * @return a view of this store that is only an {@link IdempotencyStore}, even when the wrapped store is a
+     *     {@link LeasedIdempotencyStore}: the consumer then takes the plain store's path (no leases, no batches), the
+     *     way it would with a store that implements only the plain interface; same faults and records
+     */
+    public IdempotencyStore plainStore() {
         return plainView;
     }
 

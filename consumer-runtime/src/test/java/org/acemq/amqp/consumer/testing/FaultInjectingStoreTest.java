@@ -162,6 +162,18 @@ class FaultInjectingStoreTest {
     }
 
     @Test
+    void thePlainViewOfALeasedStoreIsOnlyAPlainStoreAndGoesThroughTheSameFaults() {
+        IdempotencyStore plain = store.plainStore();
+        assertThat(plain).isNotInstanceOf(LeasedIdempotencyStore.class);
+        assertThat(plain.claim("k|1")).isTrue();
+        assertThat(store.holdsClaim("k|1")).isTrue();
+        store.down(true);
+        assertThatThrownBy(() -> plain.isConfirmed("k|1")).isInstanceOf(StoreUnavailableException.class);
+        assertThat(store.failures(StoreOperation.PROBE)).isEqualTo(1);
+        assertThat(store.calls(StoreOperation.CLAIM)).containsExactly(1);
+    }
+
+    @Test
     void aPlainStoreIsGivenToTheConsumerAsAPlainStoreWithTheSameFaults() {
         IdempotencyStore plain = new IdempotencyStore() { // only the plain SPI of the in-memory store
             @Override
