@@ -13,4 +13,5 @@ module org.acemq.amqp.consumer {
 
     exports org.acemq.amqp.consumer;
     exports org.acemq.amqp.consumer.micrometer;
+    exports org.acemq.amqp.consumer.testing;
 }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.consumer.micrometer.MicrometerObserver;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
@@ -52,8 +53,8 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         List<String> handled = new CopyOnWriteArrayList<>();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        ScopeObserver first = new ScopeObserver(MicrometerObserver.of(registry));
-        ScopeObserver second = new ScopeObserver(MicrometerObserver.of(registry));
+        RecordingObserver first = new RecordingObserver(MicrometerObserver.of(registry));
+        RecordingObserver second = new RecordingObserver(MicrometerObserver.of(registry));
         try (StandardErrorTee log = new StandardErrorTee()) {
             try (AmqpConsumer consumer = start(q, store, Fingerprint.body(), handled, first)) {
                 client.send(q, order("msg-1", "o-1", "o-1: 3 books"), order("msg-2", "o-2", "o-2: 1 pen"));
@@ -62,15 +63,15 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
                 // the publisher retries order o-1 with a new message-id: the same business event, absorbed
                 client.send(q, order("msg-1-retry", "o-1", "o-1: 3 books"));
                 await().until(() -> first.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1);
-                assertThat(first.conflicts).isEmpty();
+                assertThat(first.conflicts()).isEmpty();
 
                 // the same order id with another body: a conflict, settled as a copy (accepted), counted, logged
                 client.send(q, order("msg-1-changed", "o-1", "o-1: 4 books"));
                 await().until(() -> first.count(Outcome.ACCEPTED, SettleReason.CONFLICT) == 1);
                 assertThat(consumer.health().healthy()).isTrue();
             }
-            assertThat(first.conflicts).hasSize(1);
-            ScopeObserver.Conflict conflict = first.conflicts.get(0);
+            assertThat(first.conflicts()).hasSize(1);
+            RecordingObserver.Conflict conflict = first.conflicts().get(0);
             assertThat(conflict.subscription()).isEqualTo("orders");
             assertThat(conflict.key()).isEqualTo(q + KEY_O1_SUFFIX);
             assertThat(conflict.recordedFingerprint()).matches("[0-9a-f]{32}");
@@ -88,7 +89,7 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
                         && second.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1);
                 assertThat(consumer.health().healthy()).isTrue();
             }
-            assertThat(second.conflicts).singleElement().satisfies(c -> {
+            assertThat(second.conflicts()).singleElement().satisfies(c -> {
                 assertThat(c.key()).isEqualTo(q + KEY_O1_SUFFIX);
                 assertThat(c.recordedFingerprint()).isEqualTo(conflict.recordedFingerprint());
                 assertThat(c.fingerprint()).isNotEqualTo(conflict.recordedFingerprint())
@@ -109,8 +110,8 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         List<String> handled = new CopyOnWriteArrayList<>();
         Fingerprint strict = Fingerprint.body().onConflict(Fingerprint.Action.REJECT);
-        ScopeObserver first = new ScopeObserver();
-        ScopeObserver second = new ScopeObserver();
+        RecordingObserver first = new RecordingObserver();
+        RecordingObserver second = new RecordingObserver();
         try (StandardErrorTee log = new StandardErrorTee()) {
             try (AmqpConsumer consumer = start(q, store, strict, handled, first)) {
                 client.send(q, order("msg-1", "o-1", "o-1: 3 books"));
@@ -127,9 +128,9 @@ class BusinessKeyConflictIT extends ArtemisTestBase {
             assertThat(log.lines("arrived with fingerprint")).hasSize(2)
                     .allSatisfy(line -> assertThat(line).contains("WARN").contains("it is rejected").contains("o-1"));
         }
-        assertThat(first.conflicts).hasSize(1);
-        assertThat(second.conflicts).singleElement().satisfies(c -> assertThat(c.recordedFingerprint())
-                .isEqualTo(first.conflicts.get(0).recordedFingerprint()));
+        assertThat(first.conflicts()).hasSize(1);
+        assertThat(second.conflicts()).singleElement().satisfies(c -> assertThat(c.recordedFingerprint())
+                .isEqualTo(first.conflicts().get(0).recordedFingerprint()));
         assertThat(handled).containsExactly("o-1: 3 books");
 
         // Artemis dead-letters a rejected message: both differing copies are there, with their own bodies

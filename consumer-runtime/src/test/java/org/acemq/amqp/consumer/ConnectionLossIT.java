@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -97,12 +98,12 @@ class ConnectionLossIT {
             fault.run();
 
             if (connectionFault) {
-                await().until(() -> observer.interruptions.get() >= 1);
+                await().until(() -> observer.interruptions() >= 1);
                 await().atMost(Duration.ofSeconds(20)).until(() -> consumer.health().connected());
                 // One outage is reported once, however many reconnect attempts failed during it.
-                assertThat(observer.interruptions).hasValue(1);
+                assertThat(observer.interruptions()).isEqualTo(1);
             } else {
-                assertThat(observer.interruptions).hasValue(0);
+                assertThat(observer.interruptions()).isEqualTo(0);
             }
             // The link is back (re-attached by protonj2 after a reconnect, or by the runtime after a detach).
             await().atMost(Duration.ofSeconds(20)).until(() -> broker.consumerCount(q) == 1
@@ -116,8 +117,8 @@ class ConnectionLossIT {
             // claim was confirmed) but never settled, so the broker redelivered it and the store absorbed the copy.
             // Deliveries claimed but not started were released, not run, and abandoned too: their copies run once.
             // The others in hand were still queued in the client, untouched; the broker simply sends them again.
-            await().until(() -> observer.abandoned.get() >= CONCURRENCY);
-            assertThat(observer.abandoned.get()).isLessThanOrEqualTo(held);
+            await().until(() -> observer.abandonments() >= CONCURRENCY);
+            assertThat(observer.abandonments()).isLessThanOrEqualTo(held);
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE))
                     .isGreaterThanOrEqualTo(CONCURRENCY);
             assertThat(consumer.health().healthy()).isTrue();
@@ -125,7 +126,7 @@ class ConnectionLossIT {
         assertThat(effects.total()).as("effects").isEqualTo(TOTAL);
         assertThat(effects.ids()).hasSize(TOTAL);
         assertThat(effects.repeated()).as("ids with more than one effect").isEmpty();
-        assertThat(observer.settled).allSatisfy(s -> assertThat(s.reason())
+        assertThat(observer.settlements()).allSatisfy(s -> assertThat(s.reason())
                 .isIn(SettleReason.PROCESSED, SettleReason.DUPLICATE, SettleReason.IN_PROGRESS));
         assertThat(broker.messageCount(q)).isZero();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();

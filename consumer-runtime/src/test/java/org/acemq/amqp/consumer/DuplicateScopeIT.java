@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
@@ -46,7 +47,7 @@ class DuplicateScopeIT extends ArtemisTestBase {
         multicast("events", "billing", "audit");
         E2e.Effects billing = new E2e.Effects();
         E2e.Effects audit = new E2e.Effects();
-        ScopeObserver observer = new ScopeObserver();
+        RecordingObserver observer = new RecordingObserver();
         try (AmqpConsumer consumer = E2e.consumer(broker, "fan-out").store(InMemoryIdempotencyStore.ofDefaults())
                 .observer(observer)
                 .subscribe(Subscription.builder("events::billing", e -> billing.record(messageId(e)))
@@ -76,13 +77,13 @@ class DuplicateScopeIT extends ArtemisTestBase {
         assertThat(billing.repeated()).isEmpty();
         assertThat(audit.repeated()).isEmpty();
         assertThat(observer.count("billing", Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(EVENTS);
-        assertThat(observer.settled).allSatisfy(s -> assertThat(s.reason())
+        assertThat(observer.settlements()).allSatisfy(s -> assertThat(s.reason())
                 .isIn(SettleReason.PROCESSED, SettleReason.DUPLICATE));
-        assertThat(observer.conflicts).isEmpty();
+        assertThat(observer.conflicts()).isEmpty();
         // each queue has a scope of its own: the same event has one key per queue
-        assertThat(observer.settled).filteredOn(s -> s.subscription().equals("billing"))
+        assertThat(observer.settlements()).filteredOn(s -> s.subscription().equals("billing"))
                 .allSatisfy(s -> assertThat(s.key()).startsWith("events::billing|"));
-        assertThat(observer.settled).filteredOn(s -> s.subscription().equals("audit"))
+        assertThat(observer.settlements()).filteredOn(s -> s.subscription().equals("audit"))
                 .allSatisfy(s -> assertThat(s.key()).startsWith("events::audit|"));
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName("billing"))).isZero();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName("audit"))).isZero();
@@ -94,8 +95,8 @@ class DuplicateScopeIT extends ArtemisTestBase {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         E2e.Effects a = new E2e.Effects();
         E2e.Effects b = new E2e.Effects();
-        ScopeObserver observerA = new ScopeObserver();
-        ScopeObserver observerB = new ScopeObserver();
+        RecordingObserver observerA = new RecordingObserver();
+        RecordingObserver observerB = new RecordingObserver();
         try (AmqpConsumer serviceA = E2e.consumer(broker, "service-a").store(store).observer(observerA)
                 .subscribe(Subscription.builder("news", e -> a.record(messageId(e)))
                         .sourceCapability(SourceCapability.TOPIC).build())
@@ -118,8 +119,10 @@ class DuplicateScopeIT extends ArtemisTestBase {
         assertThat(b.total()).as("service B handler runs").isEqualTo(EVENTS);
         assertThat(a.repeated()).isEmpty();
         assertThat(b.repeated()).isEmpty();
-        String scopeA = observerA.settled.get(0).key().substring(0, observerA.settled.get(0).key().indexOf('|'));
-        String scopeB = observerB.settled.get(0).key().substring(0, observerB.settled.get(0).key().indexOf('|'));
+        String keyA = observerA.settlements().get(0).key();
+        String keyB = observerB.settlements().get(0).key();
+        String scopeA = keyA.substring(0, keyA.indexOf('|'));
+        String scopeB = keyB.substring(0, keyB.indexOf('|'));
         assertThat(scopeA).startsWith("news#").isNotEqualTo(scopeB);
         assertThat(scopeB).startsWith("news#");
     }
@@ -129,8 +132,8 @@ class DuplicateScopeIT extends ArtemisTestBase {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         E2e.Effects shipping = new E2e.Effects();
         E2e.Effects invoicing = new E2e.Effects();
-        ScopeObserver observerS = new ScopeObserver();
-        ScopeObserver observerI = new ScopeObserver();
+        RecordingObserver observerS = new RecordingObserver();
+        RecordingObserver observerI = new RecordingObserver();
         try (AmqpConsumer shippingService = E2e.consumer(broker, "shipping").store(store).observer(observerS)
                 .subscribe(Subscription.builder("shipping.orders", e -> shipping.record(messageId(e))).build())
                 .start();
@@ -165,8 +168,8 @@ class DuplicateScopeIT extends ArtemisTestBase {
         String q = "work";
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
         E2e.Effects effects = new E2e.Effects();
-        ScopeObserver observer1 = new ScopeObserver();
-        ScopeObserver observer2 = new ScopeObserver();
+        RecordingObserver observer1 = new RecordingObserver();
+        RecordingObserver observer2 = new RecordingObserver();
 
         // instance 1 alone handles the events
         try (AmqpConsumer instance1 = instance(store, "worker-1", effects, observer1)) {
@@ -183,8 +186,8 @@ class DuplicateScopeIT extends ArtemisTestBase {
         assertThat(effects.total()).isEqualTo(EVENTS);
 
         // both at once, fresh events each sent twice: the copies go to either instance and are absorbed there
-        ScopeObserver both1 = new ScopeObserver();
-        ScopeObserver both2 = new ScopeObserver();
+        RecordingObserver both1 = new RecordingObserver();
+        RecordingObserver both2 = new RecordingObserver();
         try (AmqpConsumer instance1 = instance(store, "worker-1", effects, both1);
              AmqpConsumer instance2 = instance(store.newPeer(), "worker-2", effects, both2)) {
             await().until(() -> broker.consumerCount(q) == 2);
@@ -199,14 +202,14 @@ class DuplicateScopeIT extends ArtemisTestBase {
         }
         assertThat(effects.total()).as("handler runs, both instances").isEqualTo(2 * EVENTS);
         assertThat(effects.repeated()).isEmpty();
-        for (ScopeObserver o : java.util.List.of(observer1, observer2, both1, both2)) {
-            assertThat(o.settled).allSatisfy(s -> assertThat(s.key()).startsWith(q + "|"));
-            assertThat(o.conflicts).isEmpty();
+        for (RecordingObserver o : java.util.List.of(observer1, observer2, both1, both2)) {
+            assertThat(o.settlements()).allSatisfy(s -> assertThat(s.key()).startsWith(q + "|"));
+            assertThat(o.conflicts()).isEmpty();
         }
     }
 
     private static AmqpConsumer instance(InMemoryIdempotencyStore store, String name, E2e.Effects effects,
-                                         ScopeObserver observer) {
+                                         RecordingObserver observer) {
         return E2e.consumer(broker, name).store(store).observer(observer)
                 .subscribe(Subscription.builder("work", e -> effects.record(messageId(e)))
                         .name(name).linkName(name + "-link").concurrency(2)

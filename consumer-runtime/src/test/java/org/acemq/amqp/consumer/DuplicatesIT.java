@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
@@ -63,11 +64,11 @@ class DuplicatesIT extends ArtemisTestBase {
             assertThat(effects.ids()).hasSize(unique);
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(unique);
             // Nothing else was settled: only copies that met a running original were released (IN_PROGRESS).
-            assertThat(observer.settled).allSatisfy(s -> assertThat(s.reason())
+            assertThat(observer.settlements()).allSatisfy(s -> assertThat(s.reason())
                     .isIn(SettleReason.PROCESSED, SettleReason.DUPLICATE, SettleReason.IN_PROGRESS));
-            assertThat(observer.settled).filteredOn(s -> s.reason() == SettleReason.IN_PROGRESS)
+            assertThat(observer.settlements()).filteredOn(s -> s.reason() == SettleReason.IN_PROGRESS)
                     .allSatisfy(s -> assertThat(s.outcome()).isEqualTo(Outcome.RELEASED));
-            assertThat(observer.abandoned).hasValue(0);
+            assertThat(observer.abandonments()).isEqualTo(0);
             assertThat(store.isConfirmed(q + "|s:order-0")).isTrue();
             assertThat(store.isConfirmed(q + "|s:order-" + (unique - 1))).isTrue();
         }

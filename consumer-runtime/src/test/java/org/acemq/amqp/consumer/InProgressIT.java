@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -66,14 +67,14 @@ class InProgressIT extends ArtemisTestBase {
                 // B keeps getting the copy and keeps giving it back; it never accepts it and never runs it.
                 await().atMost(Duration.ofSeconds(10))
                         .until(() -> observerB.count(Outcome.RELEASED, SettleReason.IN_PROGRESS) >= 3);
-                assertThat(observerB.claims).containsOnly(ClaimResult.IN_PROGRESS);
-                assertThat(observerB.settled).allSatisfy(s -> {
+                assertThat(observerB.claims()).containsOnly(ClaimResult.IN_PROGRESS);
+                assertThat(observerB.settlements()).allSatisfy(s -> {
                     assertThat(s.outcome()).isEqualTo(Outcome.RELEASED);
                     assertThat(s.reason()).isEqualTo(SettleReason.IN_PROGRESS);
                 });
                 assertThat(runsOnB).hasValue(0);
                 assertThat(firstStarted.getCount()).isZero();
-                assertThat(observerA.settled).as("A is still working").isEmpty();
+                assertThat(observerA.settlements()).as("A is still working").isEmpty();
                 assertThat(broker.messageCount(q)).as("original (held by A) and its copy").isEqualTo(2);
 
                 finishFirst.countDown();
@@ -89,7 +90,7 @@ class InProgressIT extends ArtemisTestBase {
         assertThat(effects.total()).isEqualTo(1);
         assertThat(runsOnB).hasValue(0);
         assertThat(observerB.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isZero();
-        assertThat(observerB.settled).filteredOn(s -> s.outcome() == Outcome.ACCEPTED)
+        assertThat(observerB.settlements()).filteredOn(s -> s.outcome() == Outcome.ACCEPTED)
                 .allSatisfy(s -> assertThat(s.reason()).isEqualTo(SettleReason.DUPLICATE));
         assertThat(storeA.isConfirmed(q + "|s:payment-1")).isTrue();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();

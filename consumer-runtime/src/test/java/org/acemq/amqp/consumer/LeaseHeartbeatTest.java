@@ -11,6 +11,9 @@ import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.ManualTime;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testkit.MutableClock;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
@@ -95,15 +98,15 @@ class LeaseHeartbeatTest {
             try (AmqpConsumer consumer = start(wire, blocking(false), true)) {
                 awaitHandlerStarted();
                 time.advance(Duration.ofSeconds(10).minusMillis(200));
-                assertThat(observer.renewals).as("not before a third of the lease").hasValue(0);
+                assertThat(observer.renewals()).as("not before a third of the lease").isEqualTo(0);
                 time.advance(Duration.ofMillis(200));
-                assertThat(observer.renewals).as("a third of the lease").hasValue(1);
+                assertThat(observer.renewals()).as("a third of the lease").isEqualTo(1);
 
                 // more than two full leases pass while the handler runs; every 10 s a heartbeat renews the lease
                 for (int i = 0; i < 3; i++) {
                     clock.advance(Duration.ofSeconds(20));
                     time.advance(Duration.ofSeconds(20));
-                    assertThat(observer.renewals).hasValue(1 + 2 * (i + 1));
+                    assertThat(observer.renewals()).isEqualTo(1 + 2 * (i + 1));
                     clock.advance(Duration.ofSeconds(20)); // past the lease the first of these beats had set
                     assertThat(peer.acquire(KEY).withFingerprint(null)).as("after %d s the peer still finds it in progress", 40 * (i + 1))
                             .isEqualTo(new Claim(KEY, ClaimResult.IN_PROGRESS, 1));
@@ -113,9 +116,9 @@ class LeaseHeartbeatTest {
                 finish.countDown();
                 wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
-                int renewed = observer.renewals.get();
+                int renewed = observer.renewals();
                 time.advance(LEASE);
-                assertThat(observer.renewals).as("renewal stopped at the confirm").hasValue(renewed);
+                assertThat(observer.renewals()).as("renewal stopped at the confirm").isEqualTo(renewed);
                 clock.advance(LEASE.multipliedBy(2));
                 assertThat(peer.acquire(KEY).result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
                 ScriptedPeer.expectGracefulClose(wire, 1, 100);
@@ -132,8 +135,8 @@ class LeaseHeartbeatTest {
      */
     @Test
     void aClaimWhoseConfirmWaitsKeepsItsLeaseUntilTheConfirmIsRecorded() throws Exception {
-        SwitchableStore slowConfirms = new SwitchableStore(store);
-        slowConfirms.holdConfirms();
+        FaultInjectingStore slowConfirms = new FaultInjectingStore(store);
+        slowConfirms.hold(StoreOperation.CONFIRM);
         try (ProtonTestServer wire = new ProtonTestServer()) {
             scriptOneMessage(wire);
             wire.expectDisposition().withSettled(true).withState().accepted();
@@ -149,8 +152,8 @@ class LeaseHeartbeatTest {
                     .start()) {
                 awaitHandlerStarted();
                 finish.countDown();
-                await().until(() -> slowConfirms.waitingInConfirm() == 1);
-                int renewedWhileRunning = observer.renewals.get();
+                await().until(() -> slowConfirms.waiting(StoreOperation.CONFIRM) == 1);
+                int renewedWhileRunning = observer.renewals();
 
                 // two leases pass while the confirm waits for a busy store: the heartbeat keeps the claim
                 for (int i = 1; i <= 4; i++) {
@@ -159,16 +162,16 @@ class LeaseHeartbeatTest {
                     assertThat(peer.acquire(KEY).result()).as("after the confirm waited %d s", 20 * i)
                             .isEqualTo(ClaimResult.IN_PROGRESS);
                 }
-                assertThat(observer.renewals.get()).as("renewed while the confirm waited")
+                assertThat(observer.renewals()).as("renewed while the confirm waited")
                         .isGreaterThan(renewedWhileRunning);
                 assertThat(store.attempts(KEY)).as("never taken over").isEqualTo(1);
 
-                slowConfirms.letConfirmsThrough();
+                slowConfirms.open(StoreOperation.CONFIRM);
                 wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
-                int renewed = observer.renewals.get();
+                int renewed = observer.renewals();
                 time.advance(LEASE);
-                assertThat(observer.renewals).as("renewal stopped once the confirm was recorded").hasValue(renewed);
+                assertThat(observer.renewals()).as("renewal stopped once the confirm was recorded").isEqualTo(renewed);
                 ScriptedPeer.expectGracefulClose(wire, 1, 100);
             }
             wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -185,7 +188,7 @@ class LeaseHeartbeatTest {
                 awaitHandlerStarted();
                 clock.advance(Duration.ofSeconds(20));
                 time.advance(Duration.ofSeconds(10));
-                assertThat(observer.renewals).hasValue(1);
+                assertThat(observer.renewals()).isEqualTo(1);
                 clock.advance(Duration.ofSeconds(20));
                 assertThat(peer.acquire(KEY).result()).isEqualTo(ClaimResult.IN_PROGRESS);
 
@@ -193,7 +196,7 @@ class LeaseHeartbeatTest {
                 wire.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> observer.count(Outcome.MODIFIED, SettleReason.FAILED) == 1);
                 time.advance(LEASE);
-                assertThat(observer.renewals).as("renewal stopped at the release").hasValue(1);
+                assertThat(observer.renewals()).as("renewal stopped at the release").isEqualTo(1);
                 assertThat(peer.acquire(KEY).withFingerprint(null)).as("released: claimable at once, attempt 2")
                         .isEqualTo(new Claim(KEY, ClaimResult.CLAIMED, 2));
                 ScriptedPeer.expectGracefulClose(wire, 1, 100);
@@ -214,9 +217,9 @@ class LeaseHeartbeatTest {
                 Claim taken = peer.acquire(KEY);
                 assertThat(taken).isEqualTo(new Claim(KEY, ClaimResult.CLAIMED, 2));
                 time.advance(Duration.ofSeconds(10));
-                assertThat(observer.renewals).as("the late beat").hasValue(1);
+                assertThat(observer.renewals()).as("the late beat").isEqualTo(1);
                 time.advance(LEASE);
-                assertThat(observer.renewals).as("a lost lease ends the renewal").hasValue(1);
+                assertThat(observer.renewals()).as("a lost lease ends the renewal").isEqualTo(1);
                 assertThat(peer.renew(taken)).as("the late beat did not disturb the new owner").isTrue();
 
                 finish.countDown();
@@ -239,7 +242,7 @@ class LeaseHeartbeatTest {
             try (AmqpConsumer consumer = start(wire, blocking(false), false)) {
                 awaitHandlerStarted();
                 time.advance(LEASE);
-                assertThat(observer.renewals).as("renewLeases(false): no heartbeat").hasValue(0);
+                assertThat(observer.renewals()).as("renewLeases(false): no heartbeat").isEqualTo(0);
                 clock.advance(LEASE.plusSeconds(1));
                 Claim taken = peer.acquire(KEY);
                 assertThat(taken).as("the lease ran out: the peer takes over")

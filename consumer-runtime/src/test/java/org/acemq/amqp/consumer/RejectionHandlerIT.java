@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
@@ -62,7 +63,7 @@ class RejectionHandlerIT extends ArtemisTestBase {
                             return RejectionHandler.Decision.ACCEPT;
                         }).build())
                         .start()) {
-            await().until(() -> observer.settled.size() == MAX_ATTEMPTS + 2 && broker.messageCount(q) == 0);
+            await().until(() -> observer.settlements().size() == MAX_ATTEMPTS + 2 && broker.messageCount(q) == 0);
 
             assertThat(observer.keys(Outcome.ACCEPTED, SettleReason.POISON)).containsExactly(q + "|s:poison-1");
             assertThat(observer.keys(Outcome.ACCEPTED, SettleReason.PERMANENT)).containsExactly(q + "|s:permanent-1");
@@ -123,7 +124,7 @@ class RejectionHandlerIT extends ArtemisTestBase {
                     throw new IllegalStateException("parking queue unreachable");
                 }).build())
                 .start()) {
-            await().until(() -> observer.settled.size() == 2);
+            await().until(() -> observer.settlements().size() == 2);
             assertThat(observer.keys(Outcome.REJECTED, SettleReason.PERMANENT)).containsExactly(q + "|s:permanent-1");
             assertThat(observer.count(Outcome.REJECTED, SettleReason.MISSING_ID)).isEqualTo(1);
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PERMANENT)

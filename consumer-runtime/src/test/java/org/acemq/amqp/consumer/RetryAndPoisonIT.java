@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
@@ -63,7 +64,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
         assertThat(attempts).containsExactly(1, 2, 3);
         assertThat(effects.of(q + "|s:flaky-1")).isEqualTo(1);
         assertThat(observer.count(Outcome.MODIFIED, SettleReason.FAILED)).isEqualTo(2);
-        assertThat(observer.settled).hasSize(3);
+        assertThat(observer.settlements()).hasSize(3);
         assertThat(broker.messageCount(dlq(q))).isZero();
     }
 
@@ -122,7 +123,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
             await().until(() -> observer.count(Outcome.REJECTED, SettleReason.PERMANENT) == 1);
         }
         assertThat(runs).as("handler runs").hasValue(1);
-        assertThat(observer.settled).hasSize(1);
+        assertThat(observer.settlements()).hasSize(1);
         assertThat(client.drain(dlq(q))).extracting(ReceivedMessage::messageId).containsExactly("bad-1");
     }
 
@@ -150,7 +151,7 @@ class RetryAndPoisonIT extends ArtemisTestBase {
             await().until(() -> observer.count(Outcome.REJECTED, SettleReason.POISON) == 1);
         }
         assertThat(runs).as("handler runs").hasValue(0);
-        assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED);
+        assertThat(observer.claims()).containsExactly(ClaimResult.CLAIMED);
         assertThat(store.isConfirmed(q + "|s:crasher-1")).isFalse();
         assertThat(client.drain(dlq(q))).extracting(ReceivedMessage::messageId).containsExactly("crasher-1");
     }

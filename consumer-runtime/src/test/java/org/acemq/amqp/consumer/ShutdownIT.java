@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -73,8 +74,8 @@ class ShutdownIT extends ArtemisTestBase {
         assertThat(started).as("no handler started after close began").hasValue(concurrency);
         assertThat(first.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(concurrency);
         assertThat(first.count(Outcome.RELEASED, SettleReason.SHUTDOWN)).isEqualTo(prefetch);
-        assertThat(first.settled).hasSize(concurrency + prefetch);
-        assertThat(first.abandoned).hasValue(0);
+        assertThat(first.settlements()).hasSize(concurrency + prefetch);
+        assertThat(first.abandonments()).isEqualTo(0);
         assertThat(effects.total()).isEqualTo(concurrency);
         await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == total - concurrency);
 
@@ -86,7 +87,7 @@ class ShutdownIT extends ArtemisTestBase {
             await().until(() -> second.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == total - concurrency);
             await().until(() -> broker.messageCount(q) == 0);
         }
-        assertThat(second.settled).hasSize(total - concurrency);
+        assertThat(second.settlements()).hasSize(total - concurrency);
         assertThat(effects.total()).isEqualTo(total);
         assertThat(effects.ids()).hasSize(total);
         assertThat(effects.repeated()).isEmpty();
@@ -140,7 +141,7 @@ class ShutdownIT extends ArtemisTestBase {
             // The stuck handler still holds its claim: the next consumer sees the message as IN_PROGRESS and
             // gives it back, again and again, without running it and without accepting it.
             await().until(() -> second.count(Outcome.RELEASED, SettleReason.IN_PROGRESS) >= 3);
-            assertThat(second.settled).allSatisfy(s -> assertThat(s.reason()).isEqualTo(SettleReason.IN_PROGRESS));
+            assertThat(second.settlements()).allSatisfy(s -> assertThat(s.reason()).isEqualTo(SettleReason.IN_PROGRESS));
             assertThat(runsOnSecond).hasValue(0);
             assertThat(effects.total()).isZero();
 
@@ -148,13 +149,13 @@ class ShutdownIT extends ArtemisTestBase {
             // the link is closed), and the copy circulating on the next consumer is absorbed as a duplicate.
             release.countDown();
             await().until(() -> store.isConfirmed(q + "|s:stuck-1"));
-            await().until(() -> first.abandoned.get() == 1);
+            await().until(() -> first.abandonments() == 1);
             await().until(() -> second.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1);
             await().until(() -> broker.messageCount(q) == 0);
         }
         assertThat(runsOnSecond).hasValue(0);
         assertThat(effects.of(q + "|s:stuck-1")).isEqualTo(1);
-        assertThat(first.settled).isEmpty();
+        assertThat(first.settlements()).isEmpty();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();
     }
 

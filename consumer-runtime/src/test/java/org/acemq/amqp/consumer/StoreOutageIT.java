@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.junit.jupiter.api.Test;
@@ -23,10 +25,11 @@ class StoreOutageIT extends ArtemisTestBase {
         String q = "outage-mid-run";
         int total = 200;
         int beforeOutage = 50;
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         // Each claim needs a permit: the test decides about how many claims happen before the outage (a batch of
         // claims that would go past it waits whole).
-        store.gateAcquire(beforeOutage);
+        store.hold(StoreOperation.CLAIM);
+        store.allow(StoreOperation.CLAIM, beforeOutage);
         E2e.Effects effects = new E2e.Effects();
         AtomicInteger unclaimedRuns = new AtomicInteger();
         RecordingObserver observer = new RecordingObserver();
@@ -42,29 +45,29 @@ class StoreOutageIT extends ArtemisTestBase {
                 .start()) {
             // Everything claimed is handled, and the intake waits inside its next claim call; the store goes down
             // under it.
-            await().until(() -> store.waitingInAcquire() == 1
+            await().until(() -> store.waiting(StoreOperation.CLAIM) == 1
                     && observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == store.claimed());
             int processedBefore = store.claimed();
             assertThat(processedBefore).isPositive().isLessThanOrEqualTo(beforeOutage);
             store.down(true);
-            store.gateAcquire(Integer.MAX_VALUE / 2);
+            store.open(StoreOperation.CLAIM);
 
             await().until(() -> consumer.health().paused());
             assertThat(consumer.health().storeReachable()).isFalse();
             assertThat(consumer.health().lastError()).contains("store");
-            assertThat(observer.pauses).containsExactly(true);
+            assertThat(observer.pauses()).containsExactly(true);
             // Everything received is given back (released, not counted), nothing is handled, nothing is lost.
             await().until(() -> broker.deliveringCount(q) == 0 && broker.messageCount(q) == total - processedBefore);
             assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isPositive();
             await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
                     .until(() -> effects.total() == processedBefore
                             && broker.messageCount(q) == total - processedBefore);
-            assertThat(observer.settled).filteredOn(s -> s.reason() == SettleReason.STORE_UNAVAILABLE)
+            assertThat(observer.settlements()).filteredOn(s -> s.reason() == SettleReason.STORE_UNAVAILABLE)
                     .allSatisfy(s -> assertThat(s.outcome()).isEqualTo(Outcome.RELEASED));
 
             store.down(false);
             await().until(() -> !consumer.health().paused());
-            assertThat(observer.pauses).containsExactly(true, false);
+            assertThat(observer.pauses()).containsExactly(true, false);
             await().atMost(Duration.ofSeconds(30))
                     .until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == total);
             await().until(() -> broker.messageCount(q) == 0);
@@ -82,7 +85,7 @@ class StoreOutageIT extends ArtemisTestBase {
     void aConsumerStartedWhileTheStoreIsDownStartsPausedAndProcessesNothingUntilItAnswers() {
         String q = "outage-at-start";
         int total = 50;
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         store.down(true);
         E2e.Effects effects = new E2e.Effects();
         RecordingObserver observer = new RecordingObserver();
@@ -92,20 +95,20 @@ class StoreOutageIT extends ArtemisTestBase {
                 .subscribe(Subscription.builder(q, e -> effects.record(e.id())).concurrency(2).prefetch(20).build())
                 .start()) {
             await().until(() -> consumer.health().paused());
-            assertThat(observer.pauses).containsExactly(true);
+            assertThat(observer.pauses()).containsExactly(true);
             // No credit is granted while paused: the broker delivers nothing, the store is only probed.
             await().during(Duration.ofMillis(700)).atMost(Duration.ofSeconds(5)).until(() ->
                     effects.total() == 0 && broker.deliveringCount(q) == 0 && broker.messageCount(q) == total
                             && consumer.health().paused());
             assertThat(consumer.health().subscriptions().get(0).credit()).isZero();
-            assertThat(observer.settled).isEmpty();
-            assertThat(observer.claims).isEmpty();
-            assertThat(store.probesWhileDown()).isPositive();
+            assertThat(observer.settlements()).isEmpty();
+            assertThat(observer.claims()).isEmpty();
+            assertThat(store.failures(StoreOperation.PROBE)).isPositive();
 
             store.down(false);
             await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == total);
             await().until(() -> broker.messageCount(q) == 0);
-            assertThat(observer.pauses).containsExactly(true, false);
+            assertThat(observer.pauses()).containsExactly(true, false);
         }
         assertThat(effects.total()).isEqualTo(total);
         assertThat(effects.repeated()).isEmpty();

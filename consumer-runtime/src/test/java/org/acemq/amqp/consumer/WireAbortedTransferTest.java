@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -76,9 +79,11 @@ class WireAbortedTransferTest {
             assertThat(wire.dispositions).hasSize(1);
         }
         assertThat(handled).containsExactly("ok");
-        assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED);
-        assertThat(observer.settled).containsExactly(
-                new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
+        assertThat(observer.claims()).containsExactly(ClaimResult.CLAIMED);
+        assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                tuple("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
         for (String key : List.of("orders|s:aborted-1", "orders|s:aborted-3")) {
             assertThat(store.attempts(key)).as("claims of %s", key).isZero();
             assertThat(store.isConfirmed(key)).as("%s confirmed", key).isFalse();

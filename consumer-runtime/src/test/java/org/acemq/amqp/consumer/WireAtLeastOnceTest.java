@@ -3,11 +3,14 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.apache.qpid.protonj2.test.driver.codec.messaging.Released;
@@ -63,7 +66,7 @@ class WireAtLeastOnceTest {
                     .subscribe("orders", e -> handled.add(e.body(String.class)))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(handled).containsExactly("first");
                 assertThat(store.isConfirmed("orders|s:order-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
@@ -106,8 +109,10 @@ class WireAtLeastOnceTest {
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
             assertThat(handled).isEmpty();
-            assertThat(observer.settled).containsExactly(
-                    new RecordingObserver.Settled("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
+            assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                    tuple("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
         }
     }
 }

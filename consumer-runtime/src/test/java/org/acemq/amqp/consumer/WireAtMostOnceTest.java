@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.util.List;
@@ -11,6 +12,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.apache.qpid.protonj2.test.driver.codec.messaging.Accepted;
@@ -68,7 +71,7 @@ class WireAtMostOnceTest {
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(handled).containsExactly("one", "two");
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
                 // Strict: a disposition (or anything else) before this drain fails the script.
@@ -100,12 +103,12 @@ class WireAtMostOnceTest {
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(handled).containsExactly("original");
                 assertThat(store.isConfirmed("events|s:evt-1")).isTrue();
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
-                assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED, ClaimResult.ALREADY_CONFIRMED);
+                assertThat(observer.claims()).containsExactly(ClaimResult.CLAIMED, ClaimResult.ALREADY_CONFIRMED);
                 ScriptedPeer.expectGracefulClose(peer, 2, BUDGET - 2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -137,11 +140,13 @@ class WireAtMostOnceTest {
                     }))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 1);
+                await().until(() -> observer.settlements().size() == 1);
                 assertThat(handled).containsExactly("boom");
-                assertThat(observer.settled).containsExactly(
-                        new RecordingObserver.Settled("events", Outcome.ACCEPTED, SettleReason.FAILED));
-                assertThat(observer.abandoned).hasValue(0);
+                assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                        tuple("events", Outcome.ACCEPTED, SettleReason.FAILED));
+                assertThat(observer.abandonments()).isEqualTo(0);
                 assertThat(store.isConfirmed("events|s:evt-9")).isFalse();
                 ScriptedPeer.expectGracefulClose(peer, 1, BUDGET - 1);
             }
@@ -172,7 +177,7 @@ class WireAtMostOnceTest {
                     .subscribe(atMostOnce("events", e -> handled.add(e.body(String.class))))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(handled).containsExactly("pre-settled", "unsettled");
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
                 ScriptedPeer.expectGracefulClose(peer, 2, BUDGET - 2);
@@ -235,7 +240,7 @@ class WireAtMostOnceTest {
             }
             assertThat(handled).containsExactly("one", "two");
             assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
-            assertThat(observer.settled).hasSize(2);
+            assertThat(observer.settlements()).hasSize(2);
         }
     }
 }

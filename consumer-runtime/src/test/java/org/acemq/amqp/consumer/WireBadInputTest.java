@@ -10,6 +10,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
@@ -33,7 +35,7 @@ class WireBadInputTest extends WireRunTest {
                 .withState().rejected("acemq:missing-message-id", Matchers.notNullValue()));
         assertThat(handled).isEmpty();
         assertThat(observer.count(Outcome.REJECTED, SettleReason.MISSING_ID)).isEqualTo(1);
-        assertThat(observer.claims).as("the store was never asked").isEmpty();
+        assertThat(observer.claims()).as("the store was never asked").isEmpty();
     }
 
     @Test
@@ -86,7 +88,7 @@ class WireBadInputTest extends WireRunTest {
         });
         assertThat(observer.count(Outcome.REJECTED, SettleReason.UNDECODABLE)).isEqualTo(1);
         assertThat(handled).as("the next message is unaffected").extracting(Envelope::id).containsExactly("orders|s:after");
-        assertThat(observer.claims).as("only the good message was claimed").hasSize(1);
+        assertThat(observer.claims()).as("only the good message was claimed").hasSize(1);
     }
 
     @Test
@@ -123,8 +125,8 @@ class WireBadInputTest extends WireRunTest {
      */
     @Test
     void aKeyTheStoreRefusesIsRejectedOnceAsInvalidMessageIdAndNothingPauses() throws Exception {
-        SwitchableStore refusing = new SwitchableStore(store);
-        refusing.refuseKey("orders|s:refused");
+        FaultInjectingStore refusing = new FaultInjectingStore(store);
+        refusing.refuse("orders|s:refused");
         RecordingObserver seen = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
@@ -141,7 +143,7 @@ class WireBadInputTest extends WireRunTest {
             try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, refusing).observer(seen)
                     .subscribe(orders().build()).start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> seen.settled.size() == 2);
+                await().until(() -> seen.settlements().size() == 2);
                 assertThat(consumer.health().paused()).isFalse();
                 assertThat(consumer.health().storeReachable()).isTrue();
                 ScriptedPeer.expectGracefulClose(peer, 2, 99);
@@ -149,7 +151,7 @@ class WireBadInputTest extends WireRunTest {
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
         }
         assertThat(seen.count(Outcome.REJECTED, SettleReason.INVALID_ID)).isEqualTo(1);
-        assertThat(seen.pauses).as("never paused").isEmpty();
+        assertThat(seen.pauses()).as("never paused").isEmpty();
         assertThat(handled).extracting(Envelope::id).containsExactly("orders|s:fine");
     }
 }

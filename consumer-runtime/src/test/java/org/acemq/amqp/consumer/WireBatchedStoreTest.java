@@ -14,6 +14,9 @@ import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.ManualTime;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testkit.MutableClock;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
@@ -23,7 +26,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The batched store path on the wire, against a scripted peer and a store whose calls the test records and holds
- * ({@link BatchRecordingStore}): what waits in the client while a claim is in flight is claimed with one call, what
+ * ({@link FaultInjectingStore}): what waits in the client while a claim is in flight is claimed with one call, what
  * finishes while a confirm is in flight is confirmed with one call, a lone message waits for nothing, and a delivery
  * claimed ahead that no handler thread started yet is renewed while it waits and released (never accepted) when the
  * consumer closes or its link dies.
@@ -54,7 +57,7 @@ class WireBatchedStoreTest {
     @Test
     void aLoneMessageIsClaimedAndConfirmedAtOnceInOneCallEachWithNoTimeHavingToPass() throws Exception {
         ManualTime time = new ManualTime();
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
             peer.expectAttach().ofReceiver().respond();
@@ -70,9 +73,11 @@ class WireBatchedStoreTest {
                 // time never moves: a timer that waited for a batch to fill would never fire
                 peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
                 assertThat(handled).containsExactly("lone");
-                assertThat(store.acquires).as("one claim call, of one key").containsExactly(1);
-                await().until(() -> store.confirms.size() == 1);
-                assertThat(store.confirms).as("one confirm call, of one claim").containsExactly(1);
+                assertThat(store.calls(StoreOperation.CLAIM))
+                        .as("one claim call, of one key").containsExactly(1);
+                await().until(() -> store.calls(StoreOperation.CONFIRM).size() == 1);
+                assertThat(store.calls(StoreOperation.CONFIRM))
+                        .as("one confirm call, of one claim").containsExactly(1);
                 assertThat(time.read()).isZero();
                 ScriptedPeer.expectGracefulClose(peer, 1, 103);
             }
@@ -83,7 +88,7 @@ class WireBatchedStoreTest {
     @Test
     void whatArrivesDuringAClaimIsClaimedInOneCallAndWhatFinishesDuringAConfirmIsConfirmedTogether()
             throws Exception {
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
             peer.expectAttach().ofReceiver().respond();
@@ -95,31 +100,34 @@ class WireBatchedStoreTest {
                             .concurrency(10).prefetch(20).build())
                     .start()) {
                 ScriptedPeer.awaitPerformatives(peer, 4);
-                store.holdAcquires();
+                store.hold(StoreOperation.CLAIM);
                 send(peer, 0, "m-0");
-                await().until(() -> store.waitingInAcquire() == 1);
-                store.holdConfirms();
+                await().until(() -> store.waiting(StoreOperation.CLAIM) == 1);
+                store.hold(StoreOperation.CONFIRM);
                 for (int i = 1; i <= 10; i++) {
                     send(peer, i, "m-" + i);
                 }
                 await().until(() -> inFlight(consumer) == 11);
-                store.openAcquires();
+                store.open(StoreOperation.CLAIM);
 
-                await().until(() -> handled.size() == 11 && store.waitingInConfirm() == 1);
-                assertThat(store.acquires).as("m-0 alone, then the ten that waited in the client, in one call")
+                await().until(() -> handled.size() == 11 && store.waiting(StoreOperation.CONFIRM) == 1);
+                assertThat(store.calls(StoreOperation.CLAIM))
+                        .as("m-0 alone, then the ten that waited in the client, in one call")
                         .containsExactly(1, 10);
                 assertThat(wire.dispositions).as("nothing is accepted before its confirm is recorded").isEmpty();
 
-                store.openConfirms();
+                store.open(StoreOperation.CONFIRM);
                 await().until(() -> wire.dispositions.size() == 11);
                 for (int i = 0; i <= 10; i++) {
                     assertThat(wire.outcome(0, i)).isEqualTo("accepted");
-                    assertThat(store.delegate.isConfirmed("orders|s:m-" + i)).isTrue();
+                    assertThat(memory(store).isConfirmed("orders|s:m-" + i)).isTrue();
                 }
-                assertThat(store.confirms.stream().mapToInt(Integer::intValue).sum()).isEqualTo(11);
-                assertThat(store.confirms).as("the confirm in flight, then what finished meanwhile, together")
+                assertThat(store.calls(StoreOperation.CONFIRM).stream().mapToInt(Integer::intValue).sum())
+                        .isEqualTo(11);
+                assertThat(store.calls(StoreOperation.CONFIRM))
+                        .as("the confirm in flight, then what finished meanwhile, together")
                         .hasSizeLessThanOrEqualTo(3);
-                assertThat(store.releases).isEmpty();
+                assertThat(store.calls(StoreOperation.RELEASE)).isEmpty();
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
         }
@@ -127,7 +135,7 @@ class WireBatchedStoreTest {
 
     @Test
     void aKeyTheStoreRefusesInABatchIsRejectedAndTheOthersAreClaimedAgainWithoutAPause() throws Exception {
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
@@ -140,19 +148,20 @@ class WireBatchedStoreTest {
                             .concurrency(4).prefetch(10).build())
                     .start()) {
                 ScriptedPeer.awaitPerformatives(peer, 4);
-                store.holdAcquires();
+                store.hold(StoreOperation.CLAIM);
                 send(peer, 0, "m-0");
-                await().until(() -> store.waitingInAcquire() == 1);
+                await().until(() -> store.waiting(StoreOperation.CLAIM) == 1);
                 store.refuse("orders|s:bad");
                 send(peer, 1, "m-1");
                 send(peer, 2, "bad");
                 send(peer, 3, "m-3");
                 send(peer, 4, "m-4");
                 await().until(() -> inFlight(consumer) == 5);
-                store.openAcquires();
+                store.open(StoreOperation.CLAIM);
 
                 await().until(() -> wire.dispositions.size() == 5);
-                assertThat(store.acquires).as("the batch fails whole; it is asked again without the refused key")
+                assertThat(store.calls(StoreOperation.CLAIM))
+                        .as("the batch fails whole; it is asked again without the refused key")
                         .containsExactly(1, 4, 3);
                 assertThat(wire.outcome(0, 2)).isEqualTo("rejected(acemq:invalid-message-id)");
                 assertThat(((Rejected) wire.disposition(0, 2).state()).getError().getDescription())
@@ -161,9 +170,9 @@ class WireBatchedStoreTest {
                     assertThat(wire.outcome(0, i)).isEqualTo("accepted");
                 }
                 assertThat(handled).containsExactlyInAnyOrder("m-0", "m-1", "m-3", "m-4");
-                assertThat(store.delegate.attempts("orders|s:bad")).as("never claimed").isZero();
+                assertThat(memory(store).attempts("orders|s:bad")).as("never claimed").isZero();
                 assertThat(observer.count(Outcome.REJECTED, SettleReason.INVALID_ID)).isEqualTo(1);
-                assertThat(observer.pauses).as("a refused key is no outage").isEmpty();
+                assertThat(observer.pauses()).as("a refused key is no outage").isEmpty();
                 assertThat(consumer.health().paused()).isFalse();
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
@@ -172,7 +181,7 @@ class WireBatchedStoreTest {
 
     @Test
     void aStoreOutageDuringABatchReleasesEachDeliveryOnceClaimsNothingAndPauses() throws Exception {
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
@@ -186,33 +195,34 @@ class WireBatchedStoreTest {
                             .concurrency(4).prefetch(10).build())
                     .start()) {
                 ScriptedPeer.awaitPerformatives(peer, 4);
-                store.holdAcquires();
+                store.hold(StoreOperation.CLAIM);
                 send(peer, 0, "m-0");
-                await().until(() -> store.waitingInAcquire() == 1);
+                await().until(() -> store.waiting(StoreOperation.CLAIM) == 1);
                 for (int i = 1; i <= 4; i++) {
                     send(peer, i, "m-" + i);
                 }
                 await().until(() -> inFlight(consumer) == 5);
-                store.letAcquires(1);
+                store.allow(StoreOperation.CLAIM, 1);
                 // m-0 is claimed, handled and accepted; the four that waited are claimed in one call, held
-                await().until(() -> "accepted".equals(wire.outcome(0, 0)) && store.waitingInAcquire() == 1);
+                await().until(() -> "accepted".equals(wire.outcome(0, 0)) && store.waiting(StoreOperation.CLAIM) == 1);
                 store.down(true);
-                store.openAcquires();
+                store.open(StoreOperation.CLAIM);
 
                 await().until(() -> wire.dispositions.size() == 5);
                 for (int i = 1; i <= 4; i++) {
                     assertThat(wire.dispositions(0, i)).as("m-%d settled once", i).hasSize(1);
                     assertThat(wire.outcome(0, i)).isEqualTo("released");
                 }
-                assertThat(store.acquires).containsExactly(1, 4);
+                assertThat(store.calls(StoreOperation.CLAIM)).containsExactly(1, 4);
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isEqualTo(4);
-                assertThat(store.releases).as("the failed call claimed nothing: nothing to release").isEmpty();
+                assertThat(store.calls(StoreOperation.RELEASE))
+                        .as("the failed call claimed nothing: nothing to release").isEmpty();
                 for (int i = 1; i <= 4; i++) {
-                    assertThat(store.delegate.attempts("orders|s:m-" + i)).as("no attempt counted").isZero();
+                    assertThat(memory(store).attempts("orders|s:m-" + i)).as("no attempt counted").isZero();
                 }
                 assertThat(handled).containsExactly("m-0");
                 await().until(() -> consumer.health().paused());
-                assertThat(observer.pauses).containsExactly(true);
+                assertThat(observer.pauses()).containsExactly(true);
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
         }
@@ -221,7 +231,7 @@ class WireBatchedStoreTest {
     @Test
     void closingReleasesTheClaimsOfDeliveriesNoThreadStartedInOneCallAndNeverAcceptsThem() throws Exception {
         ManualTime time = new ManualTime();
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             WireLog wire = scriptWindow(peer);
@@ -233,10 +243,11 @@ class WireBatchedStoreTest {
                 await().until(() -> wire.dispositions.size() == WARM_UP + 9);
                 for (int i = 4; i <= 12; i++) {
                     assertThat(wire.outcome(0, WARM_UP + i)).as("m-%d", i).isEqualTo("released");
-                    assertThat(store.delegate.newPeer().acquire("orders|s:m-" + i)).as("m-%d's claim was released", i)
+                    assertThat(memory(store).newPeer().acquire("orders|s:m-" + i)).as("m-%d's claim was released", i)
                             .isEqualTo(new Claim("orders|s:m-" + i, ClaimResult.CLAIMED, 2));
                 }
-                assertThat(store.releases).as("released together").containsExactly(9);
+                assertThat(store.calls(StoreOperation.RELEASE))
+                        .as("released together").containsExactly(9);
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.SHUTDOWN)).isEqualTo(9);
                 assertThat(handled).containsExactlyInAnyOrder("m-0", "m-1", "m-2", "m-3");
 
@@ -258,7 +269,7 @@ class WireBatchedStoreTest {
     @Test
     void aDeliveryThatArrivesWhileClosingWaitsForTheHandlersIsReleasedAndCountedNotLeftToTheDetach()
             throws Exception {
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             // RabbitMQ 3.x answers drains against the spec, so the runtime does not drain at close: the credit it
@@ -289,8 +300,8 @@ class WireBatchedStoreTest {
                 assertThat(wire.outcome(0, 1)).as("m-1 goes back with a disposition of ours").isEqualTo("released");
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.SHUTDOWN)).isEqualTo(1);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
-                assertThat(observer.settled).hasSize(2);
-                assertThat(observer.abandoned).hasValue(0);
+                assertThat(observer.settlements()).hasSize(2);
+                assertThat(observer.abandonments()).isEqualTo(0);
                 assertThat(handled).containsExactly("m-0");
             } finally {
                 release.countDown();
@@ -305,7 +316,7 @@ class WireBatchedStoreTest {
         ManualTime time = new ManualTime();
         MutableClock clock = MutableClock.create();
         Duration lease = Duration.ofSeconds(30);
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.builder().lease(lease)
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.builder().lease(lease)
                 .clock(clock).build());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
@@ -316,17 +327,18 @@ class WireBatchedStoreTest {
                     clock.advance(Duration.ofSeconds(10));
                     time.advance(Duration.ofSeconds(10));
                 }
-                assertThat(store.renewals.get()).as("13 claims (4 running, 9 waiting) renewed every 10 s")
+                assertThat(store.calls(StoreOperation.RENEW).size())
+                        .as("13 claims (4 running, 9 waiting) renewed every 10 s")
                         .isEqualTo(13 * 4);
                 for (int i = 4; i <= 12; i++) {
-                    assertThat(store.delegate.newPeer().acquire("orders|s:m-" + i).result()).as("m-%d still held", i)
+                    assertThat(memory(store).newPeer().acquire("orders|s:m-" + i).result()).as("m-%d still held", i)
                             .isEqualTo(ClaimResult.IN_PROGRESS);
                 }
                 release.countDown();
                 await().until(() -> wire.dispositions.size() == WARM_UP + 13);
                 for (int i = 0; i <= 12; i++) {
                     assertThat(wire.outcome(0, WARM_UP + i)).isEqualTo("accepted");
-                    assertThat(store.delegate.attempts("orders|s:m-" + i)).as("never taken over").isEqualTo(1);
+                    assertThat(memory(store).attempts("orders|s:m-" + i)).as("never taken over").isEqualTo(1);
                 }
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
@@ -336,7 +348,7 @@ class WireBatchedStoreTest {
     @Test
     void aDeliveryClaimedAheadWhoseLinkDiesIsReleasedNotRunAndAbandoned() throws Exception {
         ManualTime time = new ManualTime(); // no re-attach: it would wait for the scheduler
-        BatchRecordingStore store = new BatchRecordingStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);
@@ -348,32 +360,33 @@ class WireBatchedStoreTest {
                     .subscribe(Subscription.builder("orders", blocking).concurrency(4).prefetch(10).build())
                     .start()) {
                 peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
-                store.holdAcquires();
+                store.hold(StoreOperation.CLAIM);
                 send(peer, 0, "m-0");
-                await().until(() -> store.waitingInAcquire() == 1);
+                await().until(() -> store.waiting(StoreOperation.CLAIM) == 1);
                 for (int i = 1; i <= 4; i++) {
                     send(peer, i, "m-" + i);
                 }
                 await().until(() -> inFlight(consumer) == 5);
-                store.openAcquires();
+                store.open(StoreOperation.CLAIM);
                 // m-0 runs; the next intake claims m-1..m-4 (one per idle thread and the leader): three of them
                 // start, m-4 waits claimed
                 await().until(() -> handled.size() == 4);
-                assertThat(store.acquires).containsExactly(1, 4);
+                assertThat(store.calls(StoreOperation.CLAIM)).containsExactly(1, 4);
 
                 peer.expectDetach();
                 peer.remoteDetach().withClosed(true).withErrorCondition("amqp:link:detach-forced", "gone").now();
                 peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
                 release.countDown();
 
-                await().until(() -> observer.abandoned.get() == 5);
+                await().until(() -> observer.abandonments() == 5);
                 assertThat(handled).as("m-4 never ran").containsExactlyInAnyOrder("m-0", "m-1", "m-2", "m-3");
-                assertThat(observer.settled).as("nothing can be settled on the dead link").isEmpty();
+                assertThat(observer.settlements()).as("nothing can be settled on the dead link").isEmpty();
                 for (int i = 0; i <= 3; i++) {
-                    assertThat(store.delegate.isConfirmed("orders|s:m-" + i)).as("the work done is recorded").isTrue();
+                    assertThat(memory(store).isConfirmed("orders|s:m-" + i)).as("the work done is recorded").isTrue();
                 }
-                assertThat(store.delegate.isConfirmed("orders|s:m-4")).isFalse();
-                assertThat(store.delegate.newPeer().acquire("orders|s:m-4")).as("its claim was released, not left to lapse")
+                assertThat(memory(store).isConfirmed("orders|s:m-4")).isFalse();
+                assertThat(memory(store).newPeer().acquire("orders|s:m-4"))
+                        .as("its claim was released, not left to lapse")
                         .isEqualTo(new Claim("orders|s:m-4", ClaimResult.CLAIMED, 2));
                 peer.expectEnd().respond();
                 peer.expectClose().respond();
@@ -396,7 +409,12 @@ class WireBatchedStoreTest {
         return wire;
     }
 
-    private AmqpConsumer start(ProtonTestServer peer, BatchRecordingStore store, ManualTime time,
+    /** @return the in-memory store under the test's store, to read what it holds past the faults */
+    private static InMemoryIdempotencyStore memory(FaultInjectingStore store) {
+        return (InMemoryIdempotencyStore) store.delegate();
+    }
+
+    private AmqpConsumer start(ProtonTestServer peer, FaultInjectingStore store, ManualTime time,
                                ConsumerObserver observer) {
         return ScriptedPeer.consumer(peer, store).observer(observer).ticker(time).scheduler(time)
                 .shutdownTimeout(Duration.ofSeconds(20))
@@ -409,23 +427,24 @@ class WireBatchedStoreTest {
      * is claimed alone (held in the store) while twelve more arrive. Those are claimed with one call: three start on
      * the other threads, nine wait, claimed, for a thread. Every handler but the warm-up's blocks.
      */
-    private void claimAhead(ProtonTestServer peer, AmqpConsumer consumer, BatchRecordingStore store, WireLog wire) {
+    private void claimAhead(ProtonTestServer peer, AmqpConsumer consumer, FaultInjectingStore store, WireLog wire) {
         ScriptedPeer.awaitPerformatives(peer, 4);
         for (int i = 0; i < WARM_UP; i++) {
             send(peer, i, "w-" + i);
         }
         await().until(() -> wire.dispositions.size() == WARM_UP && wire.creditLeft(0, WARM_UP) >= 13);
-        store.holdAcquires();
+        store.hold(StoreOperation.CLAIM);
         send(peer, WARM_UP, "m-0");
-        await().until(() -> store.waitingInAcquire() == 1);
+        await().until(() -> store.waiting(StoreOperation.CLAIM) == 1);
         for (int i = 1; i <= 12; i++) {
             send(peer, WARM_UP + i, "m-" + i);
         }
         await().until(() -> inFlight(consumer) == 13);
-        int before = store.acquires.size();
-        store.openAcquires();
+        int before = store.calls(StoreOperation.CLAIM).size();
+        store.open(StoreOperation.CLAIM);
         await().until(() -> handled.size() == 4);
-        assertThat(store.acquires.subList(before - 1, store.acquires.size())).containsExactly(1, 12);
+        List<Integer> claimCalls = store.calls(StoreOperation.CLAIM);
+        assertThat(claimCalls.subList(before - 1, claimCalls.size())).containsExactly(1, 12);
         assertThat(consumer.health().subscriptions().get(0).inFlight()).isEqualTo(13);
     }
 }

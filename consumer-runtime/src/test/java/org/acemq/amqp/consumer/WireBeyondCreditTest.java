@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -26,10 +27,18 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class WireBeyondCreditTest {
 
-    private static final RecordingObserver.Settled BEYOND =
-            new RecordingObserver.Settled("orders", Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
-    private static final RecordingObserver.Settled PROCESSED =
-            new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED);
+    /** A settlement without its key (a delivery released beyond credit was never read, so it has none). */
+    private record Settled(String subscription, Outcome outcome, SettleReason reason) {
+    }
+
+    private static final Settled BEYOND = new Settled("orders", Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
+    private static final Settled PROCESSED = new Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED);
+
+    /** @return what the observer recorded as settled, in order, without the keys */
+    private static List<Settled> settled(RecordingObserver observer) {
+        return observer.settlements().stream().map(s -> new Settled(s.subscription(), s.outcome(), s.reason()))
+                .toList();
+    }
 
     /**
      * Window W = concurrency 1 + prefetch 2 = 3, granted in one flow. The peer sends six transfers while the handler is
@@ -62,13 +71,13 @@ class WireBeyondCreditTest {
                 for (int id = 0; id < 6; id++) {
                     WireLog.transfer(peer, 0, 0, id, encoded("m-" + id, "m-" + id));
                 }
-                await().until(() -> observer.settled.size() == 3);
+                await().until(() -> observer.settlements().size() == 3);
                 await().until(() -> wire.dispositions.size() == 3);
                 for (int id = 3; id < 6; id++) {
                     assertThat(wire.outcome(0, id)).as("delivery %d", id).isEqualTo("released");
                     assertThat(wire.disposition(0, id).settled()).isTrue();
                 }
-                assertThat(observer.settled).containsExactly(BEYOND, BEYOND, BEYOND);
+                assertThat(settled(observer)).containsExactly(BEYOND, BEYOND, BEYOND);
                 assertThat(handled).containsExactly("m-0");
                 assertThat(consumer.health().subscriptions().get(0).inFlight()).isEqualTo(3);
                 assertThat(log.lines("beyond the link credit")).singleElement().satisfies(line -> assertThat(line)
@@ -90,13 +99,13 @@ class WireBeyondCreditTest {
             }
             assertThat(log.lines("beyond the link credit")).hasSize(1);
         }
-        assertThat(observer.settled).containsExactlyInAnyOrder(BEYOND, BEYOND, BEYOND, PROCESSED, PROCESSED,
+        assertThat(settled(observer)).containsExactlyInAnyOrder(BEYOND, BEYOND, BEYOND, PROCESSED, PROCESSED,
                 PROCESSED);
-        assertThat(observer.claims).containsExactly(ClaimResult.CLAIMED, ClaimResult.CLAIMED, ClaimResult.CLAIMED);
+        assertThat(observer.claims()).containsExactly(ClaimResult.CLAIMED, ClaimResult.CLAIMED, ClaimResult.CLAIMED);
         for (int id = 3; id < 6; id++) {
             assertThat(store.attempts("orders|s:m-" + id)).as("claims of m-%d", id).isZero();
         }
-        assertThat(Collections.frequency(observer.settled, BEYOND)).isEqualTo(3);
+        assertThat(Collections.frequency(settled(observer), BEYOND)).isEqualTo(3);
     }
 
     /**
@@ -133,11 +142,11 @@ class WireBeyondCreditTest {
                 for (int id = 3; id < 3 + excess; id++) {
                     WireLog.transfer(peer, 0, 0, id, encoded("m-" + id, body));
                 }
-                await().atMost(Duration.ofSeconds(20)).until(() -> observer.settled.size() == excess);
+                await().atMost(Duration.ofSeconds(20)).until(() -> observer.settlements().size() == excess);
                 long grown = pool.usedDirectMemory() - before;
                 assertThat(grown).as("pooled direct memory grown by %d bytes over %d released payloads of 32 KiB",
                         grown, excess).isLessThan(16L * 1024 * 1024);
-                assertThat(observer.settled).allMatch(BEYOND::equals);
+                assertThat(settled(observer)).allMatch(BEYOND::equals);
                 letGo.countDown();
                 await().atMost(Duration.ofSeconds(10)).until(() -> wire.dispositions.size() == excess + 3);
             }
@@ -177,7 +186,7 @@ class WireBeyondCreditTest {
                     WireLog.transfer(peer, 0, 0, id, encoded("m-" + id, "m-" + id));
                 }
                 await().until(() -> handled.size() == 3 && wire.creditLeft(0, 3) == 3);
-                assertThat(observer.settled).containsExactly(PROCESSED, PROCESSED, PROCESSED);
+                assertThat(settled(observer)).containsExactly(PROCESSED, PROCESSED, PROCESSED);
                 assertThat(log.lines("beyond the link credit")).isEmpty();
                 // now one delivery too many, while the handler holds the first of them
                 for (int id = 3; id < 7; id++) {
@@ -186,10 +195,10 @@ class WireBeyondCreditTest {
                 await().until(() -> "released".equals(wire.outcome(0, 6)));
                 assertThat(handled).containsExactly("m-0", "m-1", "m-2", "m-3");
                 letGo.countDown();
-                await().until(() -> observer.settled.size() == 7);
+                await().until(() -> observer.settlements().size() == 7);
                 assertThat(handled).containsExactly("m-0", "m-1", "m-2", "m-3", "m-4", "m-5");
                 assertThat(wire.outcome(0, 6)).isEqualTo("released");
-                assertThat(observer.settled.subList(3, 7)).containsExactlyInAnyOrder(PROCESSED, PROCESSED, PROCESSED,
+                assertThat(settled(observer).subList(3, 7)).containsExactlyInAnyOrder(PROCESSED, PROCESSED, PROCESSED,
                         BEYOND);
                 await().until(() -> wire.creditLeft(0, 7) == 3);
             }
@@ -255,12 +264,12 @@ class WireBeyondCreditTest {
                 await().until(() -> wire.dispositions.size() == 2);
                 assertThat(wire.outcome(0, 2)).isEqualTo("released");
                 assertThat(wire.outcome(0, 3)).isEqualTo("released");
-                assertThat(observer.settled).containsExactly(BEYOND, BEYOND);
+                assertThat(settled(observer)).containsExactly(BEYOND, BEYOND);
 
                 letGo.countDown();
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)) && "accepted".equals(wire.outcome(0, 1)));
                 assertThat(handled).containsExactly("m-0", "n-0", "n-1");
-                await().until(() -> observer.abandoned.get() == 1); // m-0: its connection is gone
+                await().until(() -> observer.abandonments() == 1); // m-0: its connection is gone
                 assertThat(log.lines("beyond the link credit")).singleElement()
                         .satisfies(line -> assertThat(line).contains("orders#2"));
             }

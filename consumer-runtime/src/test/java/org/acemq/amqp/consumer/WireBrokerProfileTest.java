@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.AcemqException;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -34,7 +36,7 @@ class WireBrokerProfileTest {
      */
     @Test
     void againstRabbitMq3TransientFailuresAreReleasedAndNothingIsEverDrained() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectRabbitMq(peer);
@@ -60,7 +62,7 @@ class WireBrokerProfileTest {
                 peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
                         .withMessageFormat(0).withPayload(encoded("t-2", "x")).now();
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> consumer.health().paused() && store.probesWhileDown() >= 2);
+                await().until(() -> consumer.health().paused() && store.failures(StoreOperation.PROBE) >= 2);
                 // close: no drain, straight to detach
                 peer.expectDetach().respond();
                 peer.expectEnd().respond();
@@ -108,7 +110,7 @@ class WireBrokerProfileTest {
      */
     @Test
     void aDrainTheBrokerNeverAnswersDoesNotStrandTheLink() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             ScriptedPeer.expectConnectAndBegin(peer);

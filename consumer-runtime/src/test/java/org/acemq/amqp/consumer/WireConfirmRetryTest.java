@@ -8,6 +8,8 @@ import static org.awaitility.Awaitility.await;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -26,8 +28,8 @@ class WireConfirmRetryTest {
 
     @Test
     void confirmFailingForAWhileIsRetriedUntilRecordedThenTheDuplicateIsAbsorbed() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
-        store.failNextConfirms(6);
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
+        store.failNext(StoreOperation.CONFIRM, 6);
         AtomicInteger handled = new AtomicInteger();
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
@@ -62,8 +64,8 @@ class WireConfirmRetryTest {
 
     @Test
     void confirmStillFailingAtTheTimeoutIsAcceptedAnywayBecauseTheWorkIsDone() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
-        store.failNextConfirms(Integer.MAX_VALUE);
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
+        store.failNext(StoreOperation.CONFIRM, Integer.MAX_VALUE);
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
             expectConnectAndBegin(peer);

@@ -17,6 +17,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.PermanentMessageException;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
@@ -173,7 +174,7 @@ class WireCreditTest {
         Rejected rejected = (Rejected) wire.disposition(0, 0).state();
         assertThat(rejected.getError().getCondition().toString()).isEqualTo("acemq:missing-message-id");
         assertThat(handled).isEmpty();
-        assertThat(observer.claims).isEmpty();
+        assertThat(observer.claims()).isEmpty();
     }
 
     /** With MissingIdPolicy.applicationProperty("orderId") the property is the key: a second copy is a duplicate. */
@@ -205,7 +206,7 @@ class WireCreditTest {
                 w -> w.outcome(0, 0) != null);
         Rejected rejected = (Rejected) wire.disposition(0, 0).state();
         assertThat(rejected.getError().getCondition().toString()).isEqualTo("amqp:decode-error");
-        assertThat(observer.claims).isEmpty();
+        assertThat(observer.claims()).isEmpty();
         assertThat(observer.count(Outcome.REJECTED, SettleReason.UNDECODABLE)).isEqualTo(1);
     }
 

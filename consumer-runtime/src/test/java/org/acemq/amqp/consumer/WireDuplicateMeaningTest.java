@@ -74,9 +74,9 @@ class WireDuplicateMeaningTest extends WireRunTest {
         assertThat(handled).extracting(e -> e.body()).containsExactly("10 EUR");
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).as("a true duplicate").isEqualTo(1);
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.CONFLICT)).isEqualTo(1);
-        assertThat(observer.conflicts).singleElement().satisfies(c -> {
+        assertThat(observer.conflicts()).singleElement().satisfies(c -> {
             assertThat(c.key()).isEqualTo("orders|s:order-1");
-            assertThat(c.recorded()).matches("[0-9a-f]{32}").isNotEqualTo(c.fingerprint());
+            assertThat(c.recordedFingerprint()).matches("[0-9a-f]{32}").isNotEqualTo(c.fingerprint());
             assertThat(c.fingerprint()).matches("[0-9a-f]{32}");
         });
     }
@@ -105,7 +105,7 @@ class WireDuplicateMeaningTest extends WireRunTest {
                 });
         assertThat(handled).extracting(e -> e.body()).containsExactly("10 EUR");
         assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
-        assertThat(observer.conflicts).isEmpty();
+        assertThat(observer.conflicts()).isEmpty();
     }
 
     @Test

@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.util.List;
@@ -10,6 +11,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.apache.qpid.protonj2.test.driver.codec.messaging.Released;
@@ -92,8 +95,8 @@ class WireLinkRecoveryTest {
                         .isGreaterThanOrEqualTo(180);
 
                 releaseHandler.countDown();
-                await().until(() -> observer.abandoned.get() == 1);
-                assertThat(observer.settled).isEmpty();
+                await().until(() -> observer.abandonments() == 1);
+                assertThat(observer.settlements()).isEmpty();
                 assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
 
                 // The broker redelivers on the new link: absorbed, handler not run again.
@@ -101,13 +104,15 @@ class WireLinkRecoveryTest {
                 peer.remoteTransfer().withDeliveryId(1).withDeliveryTag(new byte[] {1}).withMore(false)
                         .withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 1);
-                assertThat(observer.settled).containsExactly(
-                        new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
+                await().until(() -> observer.settlements().size() == 1);
+                assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                        tuple("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
                 assertThat(handled).containsExactly("one");
-                assertThat(observer.abandoned).hasValue(1);
-                assertThat(observer.scopes).as("the abandoned delivery's scope did not close as ACCEPTED")
-                        .containsExactly("none");
+                assertThat(observer.abandonments()).isEqualTo(1);
+                assertThat(observer.scopes()).as("the abandoned delivery's scope did not close as ACCEPTED")
+                        .extracting(RecordingObserver.Scope::outcome).containsExactly((Outcome) null);
                 assertThat(consumer.health().subscriptions().get(0).attached()).isTrue();
 
                 ScriptedPeer.expectGracefulClose(peer, 1, BUDGET - 2);

@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.net.URI;
@@ -11,6 +12,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.apache.qpid.protonj2.test.driver.codec.messaging.Accepted;
@@ -92,25 +95,27 @@ class WireReconnectTest {
 
                 first.dropConnection();
                 second.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.interruptions.get() == 1);
+                await().until(() -> observer.interruptions() == 1);
 
                 releaseHandler.countDown();
-                await().until(() -> observer.abandoned.get() == 1);
+                await().until(() -> observer.abandonments() == 1);
                 assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
-                assertThat(observer.settled).isEmpty();
+                assertThat(observer.settlements()).isEmpty();
 
                 // The broker redelivers it on the new connection: absorbed, handler not run again.
                 second.expectDisposition().withFirst(0).withSettled(true).withState().accepted();
                 second.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
                         .withSettled(false).withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 second.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 1);
-                assertThat(observer.settled).containsExactly(
-                        new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
+                await().until(() -> observer.settlements().size() == 1);
+                assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                        tuple("orders", Outcome.ACCEPTED, SettleReason.DUPLICATE));
                 assertThat(handled).containsExactly("one");
-                assertThat(observer.abandoned).hasValue(1);
-                assertThat(observer.scopes).as("the abandoned delivery's scope did not close as ACCEPTED")
-                        .containsExactly("none");
+                assertThat(observer.abandonments()).isEqualTo(1);
+                assertThat(observer.scopes()).as("the abandoned delivery's scope did not close as ACCEPTED")
+                        .extracting(RecordingObserver.Scope::outcome).containsExactly((Outcome) null);
 
                 // Strict: nothing else (no late disposition for the old delivery, no grant) before the close's drain.
                 ScriptedPeer.expectGracefulClose(second, 1, BUDGET - 2);
@@ -179,8 +184,8 @@ class WireReconnectTest {
                 second.remoteTransfer().withHandle(0).withDeliveryId(0).withDeliveryTag(new byte[] {0})
                         .withMore(false).withMessageFormat(0).withPayload(encoded("ord-2", "two")).now();
                 second.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.abandoned.get() == 1);
-                assertThat(observer.settled).isEmpty();
+                await().until(() -> observer.abandonments() == 1);
+                assertThat(observer.settlements()).isEmpty();
                 assertThat(handled).containsExactly("one", "two");
                 assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
 
@@ -194,9 +199,11 @@ class WireReconnectTest {
                 second.expectClose().respond();
             }
             second.waitForScriptToComplete(5, TimeUnit.SECONDS);
-            assertThat(observer.settled).containsExactly(
-                    new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
-            assertThat(observer.abandoned).hasValue(1);
+            assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactly(
+                    tuple("orders", Outcome.ACCEPTED, SettleReason.PROCESSED));
+            assertThat(observer.abandonments()).isEqualTo(1);
         }
     }
 }

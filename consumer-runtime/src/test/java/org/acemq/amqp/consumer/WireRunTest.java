@@ -8,6 +8,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
@@ -38,7 +39,7 @@ abstract class WireRunTest {
                     .subscribe(subscription.build())
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == payloads.size());
+                await().until(() -> observer.settlements().size() == payloads.size());
                 ScriptedPeer.expectGracefulClose(peer, payloads.size(), 101 - payloads.size());
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -132,7 +134,7 @@ class WireSharedBudgetTest {
      */
     @Test
     void storeOutagePausesBothSubscriptionsAndResumesBoth() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         RecordingObserver observer = new RecordingObserver();
         List<String> handled = new CopyOnWriteArrayList<>();
         try (ProtonTestServer peer = new ProtonTestServer()) {
@@ -180,7 +182,7 @@ class WireSharedBudgetTest {
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
         }
         assertThat(handled).containsExactlyInAnyOrder("a-0 again", "b-0");
-        assertThat(observer.pauses).containsExactly(true, false);
+        assertThat(observer.pauses()).containsExactly(true, false);
         assertThat(observer.count(Outcome.RELEASED, SettleReason.STORE_UNAVAILABLE)).isEqualTo(1);
     }
 }

@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer;
 import static org.acemq.amqp.consumer.ScriptedPeer.encoded;
 import static org.acemq.amqp.consumer.ScriptedPeer.expectConnectAndBegin;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
@@ -12,6 +13,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -116,14 +119,14 @@ class WireTransactionalTest {
                 assertThat(store.isConfirmed("orders|s:ord-2")).isTrue();
                 // The discharge is on the wire and unanswered: the outcome is not final, nothing is reported.
                 await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
-                        .until(() -> observer.settled.isEmpty() && observer.abandoned.get() == 0);
+                        .until(() -> observer.settlements().isEmpty() && observer.abandonments() == 0);
 
                 peer.expectDeclare().accept(TXN2);
                 answerDischarge(peer, dischargeId.get());
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
-                assertThat(observer.abandoned).hasValue(0);
+                assertThat(observer.abandonments()).isEqualTo(0);
                 expectTransactionalClose(peer, 2, BUDGET - 2, TXN2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -160,12 +163,12 @@ class WireTransactionalTest {
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(2))
-                        .until(() -> observer.settled.isEmpty());
+                        .until(() -> observer.settlements().isEmpty());
 
                 peer.expectDeclare().accept(TXN2);
                 answerDischarge(peer, dischargeId.get());
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
                 assertThat(observer.count(Outcome.MODIFIED, SettleReason.FAILED)).isEqualTo(1);
                 expectTransactionalClose(peer, 2, BUDGET - 2, TXN2);
@@ -205,7 +208,7 @@ class WireTransactionalTest {
                 peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
                 assertThat(TimeUnit.NANOSECONDS.toMillis(dischargeAt.get() - dispositionAt.get()))
                         .isGreaterThanOrEqualTo(300);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(2);
                 expectTransactionalClose(peer, 2, BUDGET - 2, TXN3);
             }
@@ -240,8 +243,8 @@ class WireTransactionalTest {
                     .subscribe(transactional(e -> handled.add(e.body(String.class)), 2, Duration.ofMinutes(1)))
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.abandoned.get() == 2);
-                assertThat(observer.settled).isEmpty();
+                await().until(() -> observer.abandonments() == 2);
+                assertThat(observer.settlements()).isEmpty();
                 assertThat(store.isConfirmed("orders|s:ord-1")).isTrue();
                 assertThat(store.isConfirmed("orders|s:ord-2")).isTrue();
 
@@ -253,11 +256,11 @@ class WireTransactionalTest {
                 transfer(peer, 2, "ord-1", "one", true);
                 transfer(peer, 3, "ord-2", "two", true);
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> observer.settled.size() == 2);
+                await().until(() -> observer.settlements().size() == 2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(2);
                 assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isZero();
                 assertThat(handled).containsExactly("one", "two");
-                assertThat(observer.abandoned).hasValue(2);
+                assertThat(observer.abandonments()).isEqualTo(2);
                 expectTransactionalClose(peer, 4, BUDGET - 4, TXN3);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -301,7 +304,7 @@ class WireTransactionalTest {
                 closing = CompletableFuture.runAsync(consumer::close);
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2))
-                        .until(() -> observer.settled.isEmpty());
+                        .until(() -> observer.settlements().isEmpty());
 
                 peer.expectDetach().respond();
                 peer.expectEnd().respond();
@@ -315,9 +318,11 @@ class WireTransactionalTest {
                 }
             }
             assertThat(handled).containsExactly("one");
-            assertThat(observer.settled).containsExactlyInAnyOrder(
-                    new RecordingObserver.Settled("orders", Outcome.ACCEPTED, SettleReason.PROCESSED),
-                    new RecordingObserver.Settled("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
+            assertThat(observer.settlements())
+                    .extracting(Settlement::subscription, Settlement::outcome, Settlement::reason)
+                    .containsExactlyInAnyOrder(
+                    tuple("orders", Outcome.ACCEPTED, SettleReason.PROCESSED),
+                    tuple("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
         }
     }
 }

@@ -7,6 +7,8 @@ import static org.awaitility.Awaitility.await;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.Test;
@@ -25,7 +27,7 @@ class WireUnrecordedAndUnexpectedTest {
 
     @Test
     void aConfirmRefusedForItsKeyIsAcceptedAtOnceWithoutRetryingAndNothingPauses() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
         store.refuseConfirmOf("orders|s:order-3");
         AtomicInteger handled = new AtomicInteger();
         RecordingObserver observer = new RecordingObserver();
@@ -61,8 +63,8 @@ class WireUnrecordedAndUnexpectedTest {
 
     @Test
     void anUnexpectedErrorFromTheStoreReleasesTheDeliveryWithoutRunningItsHandler() throws Exception {
-        SwitchableStore store = new SwitchableStore(InMemoryIdempotencyStore.ofDefaults());
-        store.failAcquireWith(new NoClassDefFoundError("test: a class the store needs is missing"));
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
+        store.failWith(StoreOperation.CLAIM, new NoClassDefFoundError("test: a class the store needs is missing"));
         AtomicInteger handled = new AtomicInteger();
         RecordingObserver observer = new RecordingObserver();
         try (ProtonTestServer peer = new ProtonTestServer()) {
@@ -83,7 +85,7 @@ class WireUnrecordedAndUnexpectedTest {
                 assertThat(observer.count(Outcome.RELEASED, SettleReason.FAILED)).isEqualTo(1);
                 assertThat(handled).hasValue(0);
 
-                store.failAcquireWith(null);
+                store.failWith(StoreOperation.CLAIM, null);
                 await().until(() -> consumer.health().subscriptions().get(0).credit() > 0);
                 WireLog.transfer(peer, 0, LINK, 1, encoded("order-6", "y"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 1)));

@@ -12,15 +12,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.consumer.ConsumerObserver;
-import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.ScriptedPeer;
-import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StandardErrorTee;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
 import org.junit.jupiter.api.AfterEach;
@@ -46,33 +43,9 @@ class WireDeadConnectionTest {
         Intake.afterReceive = null;
     }
 
-    /** What the runtime reports, for assertions. */
-    static final class Reports implements ConsumerObserver {
-        final List<String> settled = new CopyOnWriteArrayList<>();
-        final AtomicInteger abandoned = new AtomicInteger();
-        final AtomicInteger interruptions = new AtomicInteger();
-
-        @Override
-        public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
-            settled.add(outcome + "/" + reason);
-        }
-
-        @Override
-        public void abandoned(String subscription) {
-            abandoned.incrementAndGet();
-        }
-
-        @Override
-        public void connectionInterrupted(boolean interrupted) {
-            if (interrupted) {
-                interruptions.incrementAndGet();
-            }
-        }
-    }
-
     @Test
     void aDeliveryTakenBeforeTheLossNeverRunsAfterItAndIsAbandonedNotAccepted() throws Exception {
-        Reports reports = new Reports();
+        RecordingObserver reports = new RecordingObserver();
         List<String> handled = new CopyOnWriteArrayList<>();
         AtomicBoolean redelivered = new AtomicBoolean();
         CountDownLatch taken = new CountDownLatch(1);
@@ -122,14 +95,14 @@ class WireDeadConnectionTest {
                 peer1.waitForScriptToComplete(5, TimeUnit.SECONDS);
 
                 peer1.dropConnection();
-                await().until(() -> reports.interruptions.get() == 1);
+                await().until(() -> reports.interruptions() == 1);
                 peer2.waitForScriptToComplete(5, TimeUnit.SECONDS); // reconnected: the successor link is attached
                 proceed.countDown();
 
-                await().untilAsserted(() -> assertThat(reports.abandoned)
-                        .as("abandoned (handled %s, settled %s)", handled, reports.settled).hasValue(1));
+                await().untilAsserted(() -> assertThat(reports.abandonments())
+                        .as("abandoned (handled %s, settled %s)", handled, reports.settlements()).isEqualTo(1));
                 assertThat(handled).as("no handler ran on a delivery of the lost connection").isEmpty();
-                assertThat(reports.settled).as("nothing reported settled").isEmpty();
+                assertThat(reports.settlements()).as("nothing reported settled").isEmpty();
 
                 // The broker redelivers it on the new connection: it runs once and is accepted there.
                 redelivered.set(true);
@@ -137,10 +110,11 @@ class WireDeadConnectionTest {
                 peer2.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
                         .withSettled(false).withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 peer2.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> reports.settled.size() == 1);
-                assertThat(reports.settled).containsExactly("ACCEPTED/PROCESSED");
+                await().until(() -> reports.settlements().size() == 1);
+                assertThat(reports.settlements()).extracting(s -> s.outcome() + "/" + s.reason())
+                        .containsExactly("ACCEPTED/PROCESSED");
                 assertThat(handled).containsExactly("redelivered one");
-                assertThat(reports.abandoned).hasValue(1);
+                assertThat(reports.abandonments()).isEqualTo(1);
 
                 // Strict: nothing went out for the dead delivery (no disposition, no grant) before the close's drain.
                 ScriptedPeer.expectGracefulClose(peer2, 1, BUDGET - 2);

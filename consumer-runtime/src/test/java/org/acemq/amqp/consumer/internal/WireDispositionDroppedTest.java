@@ -13,15 +13,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.consumer.ConsumerObserver;
-import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.ScriptedPeer;
-import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StandardErrorTee;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.client.exceptions.ClientConnectionRemotelyClosedException;
 import org.apache.qpid.protonj2.engine.Engine;
@@ -53,40 +50,10 @@ class WireDispositionDroppedTest {
         ReceiverLink.beforeSettle = null;
     }
 
-    /** What the runtime reports, in order. */
-    static final class Reports implements ConsumerObserver {
-        final List<String> events = new CopyOnWriteArrayList<>();
-        final AtomicInteger dropped = new AtomicInteger();
-        final AtomicInteger interruptions = new AtomicInteger();
-
-        @Override
-        public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
-            events.add(outcome + "/" + reason);
-        }
-
-        @Override
-        public void abandoned(String subscription) {
-            events.add("abandoned");
-        }
-
-        @Override
-        public void dispositionDropped(String subscription) {
-            events.add("dropped");
-            dropped.incrementAndGet();
-        }
-
-        @Override
-        public void connectionInterrupted(boolean interrupted) {
-            if (interrupted) {
-                interruptions.incrementAndGet();
-            }
-        }
-    }
-
     @Test
     void aDispositionTheConnectionFailsBeforeItIsWrittenIsDroppedAndCountedNotThrownAtTheDeadEngine()
             throws Exception {
-        Reports reports = new Reports();
+        RecordingObserver reports = new RecordingObserver();
         List<String> handled = new CopyOnWriteArrayList<>();
         CountDownLatch occupied = new CountDownLatch(1);
         CountDownLatch fail = new CountDownLatch(1);
@@ -147,15 +114,16 @@ class WireDispositionDroppedTest {
                             .linkName("orders-link").concurrency(2).prefetch(BUDGET - 2).build())
                     .start()) {
                 // The accept is handed over while the connection is alive, so it is reported settled ...
-                await().until(() -> reports.events.contains("ACCEPTED/PROCESSED"));
+                await().until(() -> reports.endings().contains("ACCEPTED/PROCESSED"));
                 // ... and the connection fails before the I/O thread comes to write it.
                 fail.countDown();
                 assertThat(failed.await(5, TimeUnit.SECONDS)).as("the engine was failed").isTrue();
 
-                await().untilAsserted(() -> assertThat(reports.dropped).as("events %s", reports.events).hasValue(1));
-                assertThat(reports.events).as("dropped is reported after settled, nothing abandoned")
+                await().untilAsserted(() -> assertThat(reports.dispositionsDropped()).as("events %s", reports.endings())
+                        .isEqualTo(1));
+                assertThat(reports.endings()).as("dropped is reported after settled, nothing abandoned")
                         .containsExactly("ACCEPTED/PROCESSED", "dropped");
-                await().until(() -> reports.interruptions.get() == 1);
+                await().until(() -> reports.interruptions() == 1);
                 peer2.waitForScriptToComplete(5, TimeUnit.SECONDS); // reconnected and re-attached
                 // Nothing went to the first peer after the loss (the driver fails on any unexpected frame).
                 peer1.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -165,8 +133,8 @@ class WireDispositionDroppedTest {
                 peer2.remoteTransfer().withDeliveryId(0).withDeliveryTag(new byte[] {0}).withMore(false)
                         .withSettled(false).withMessageFormat(0).withPayload(encoded("ord-1", "one")).now();
                 peer2.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                await().until(() -> reports.events.size() == 3);
-                assertThat(reports.events).containsExactly("ACCEPTED/PROCESSED", "dropped", "ACCEPTED/DUPLICATE");
+                await().until(() -> reports.endings().size() == 3);
+                assertThat(reports.endings()).containsExactly("ACCEPTED/PROCESSED", "dropped", "ACCEPTED/DUPLICATE");
                 assertThat(handled).as("the handler ran once").containsExactly("one");
 
                 ScriptedPeer.expectGracefulClose(peer2, 1, BUDGET - 2);
@@ -175,7 +143,7 @@ class WireDispositionDroppedTest {
             peer1.waitForScriptToComplete(5, TimeUnit.SECONDS);
             assertThat(log.lines("ENGINE_SHUTDOWN")).as("no disposition was attempted on the dead engine").isEmpty();
             assertThat(log.lines("EngineShutdownException")).isEmpty();
-            assertThat(reports.dropped).hasValue(1);
+            assertThat(reports.dispositionsDropped()).isEqualTo(1);
         }
     }
 }

@@ -15,13 +15,12 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.PermanentMessageException;
-import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -291,13 +290,13 @@ class MicrometerObserverIT {
         String queue = "metrics-store-down";
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         MicrometerObserver metrics = MicrometerObserver.of(registry);
-        FlakyStore store = new FlakyStore();
-        try (AmqpConsumer consumer = AmqpConsumer.builder().connection(settings().build()).store(store)
+        FaultInjectingStore store = new FaultInjectingStore(InMemoryIdempotencyStore.ofDefaults());
+        try (AmqpConsumer consumer = AmqpConsumer.builder().connection(settings().build()).store(store.plainStore())
                 .storeRetryDelay(Duration.ofMillis(50), Duration.ofMillis(100))
                 .observer(metrics).subscribe(queue, e -> { }).start()) {
             metrics.bindTo(consumer);
             await().until(() -> consumer.health().healthy()); // started in the background: connected and attached
-            store.down.set(true);
+            store.down(true);
             client.send(queue, message("down-1", "x"));
             await().until(() -> gauge(registry, "acemq.consumer.paused") == 1);
             assertThat(gauge(registry, "acemq.store.reachable")).isZero();
@@ -308,49 +307,13 @@ class MicrometerObserverIT {
                     "released", "reason", "store_unavailable") >= 1);
             await().until(() -> counter(registry, "acemq.store.errors", "operation", "probe") >= 1);
 
-            store.down.set(false);
+            store.down(false);
             await().until(() -> gauge(registry, "acemq.consumer.paused") == 0);
             await().until(() -> counter(registry, "acemq.consumer.deliveries", "subscription", queue, "outcome",
                     "accepted", "reason", "processed") == 1);
             assertThat(gauge(registry, "acemq.store.reachable")).isEqualTo(1);
             assertThat(timer(registry, "acemq.store.operation.duration", "operation", "probe", "result", "failure")
                     .count()).isPositive();
-        }
-    }
-
-    /** A plain (lease-less) store that throws while {@link #down} is set. */
-    private static final class FlakyStore implements IdempotencyStore {
-        final AtomicBoolean down = new AtomicBoolean();
-        private final InMemoryIdempotencyStore delegate = InMemoryIdempotencyStore.ofDefaults();
-
-        private void check() {
-            if (down.get()) {
-                throw new StoreUnavailableException("store down (test)");
-            }
-        }
-
-        @Override
-        public boolean claim(String messageId) {
-            check();
-            return delegate.claim(messageId);
-        }
-
-        @Override
-        public void confirm(String messageId) {
-            check();
-            delegate.confirm(messageId);
-        }
-
-        @Override
-        public void release(String messageId) {
-            check();
-            delegate.release(messageId);
-        }
-
-        @Override
-        public boolean isConfirmed(String messageId) {
-            check();
-            return delegate.isConfirmed(messageId);
         }
     }
 

@@ -4,20 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.testinfra.rabbitmq.RabbitMq;
 import org.acemq.amqp.testinfra.rabbitmq.RabbitMqProvider;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
@@ -35,24 +33,6 @@ class FanoutScopeOnRabbitMqIT {
 
     private static final int EVENTS = 100;
 
-    /** Settlements by subscription, outcome and reason; the keys each subscription settled. */
-    private static final class Settlements implements ConsumerObserver {
-        final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-        final List<String> keys = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
-            counts.computeIfAbsent(subscription + "/" + outcome + "/" + reason, k -> new AtomicInteger())
-                    .incrementAndGet();
-            keys.add(subscription + "=" + messageKey);
-        }
-
-        int count(String subscription, Outcome outcome, SettleReason reason) {
-            AtomicInteger n = counts.get(subscription + "/" + outcome + "/" + reason);
-            return n == null ? 0 : n.get();
-        }
-    }
-
     @Test
     void aFanoutExchangeToTwoQueuesRunsEachHandlerOncePerEventAndCopiesAreAbsorbedInEachQueue() {
         RabbitMq rabbit = RabbitMqProvider.shared();
@@ -64,7 +44,7 @@ class FanoutScopeOnRabbitMqIT {
 
         Map<String, AtomicInteger> billing = new ConcurrentHashMap<>();
         Map<String, AtomicInteger> audit = new ConcurrentHashMap<>();
-        Settlements observer = new Settlements();
+        RecordingObserver observer = new RecordingObserver();
         ConnectionSettings connection = ConnectionSettings.builder(rabbit.host(), rabbit.port())
                 .credentials(rabbit.user(), rabbit.password()).build();
         try (AmqpConsumer consumer = AmqpConsumer.builder().name("fan-out").connection(connection)
@@ -103,17 +83,18 @@ class FanoutScopeOnRabbitMqIT {
                 .allSatisfy((id, n) -> assertThat(n).hasValue(1));
         assertThat(audit).as("audit handler runs per event").hasSize(EVENTS)
                 .allSatisfy((id, n) -> assertThat(n).hasValue(1));
-        assertThat(observer.counts.keySet()).containsExactlyInAnyOrder(
+        assertThat(observer.settlements()).extracting(s -> s.subscription() + "/" + s.outcome() + "/" + s.reason())
+                .containsOnly(
                 "billing/ACCEPTED/PROCESSED", "billing/ACCEPTED/DUPLICATE",
                 "audit/ACCEPTED/PROCESSED", "audit/ACCEPTED/DUPLICATE");
         assertThat(observer.count("audit", Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(EVENTS);
         // each queue's address is the scope of its keys
         String billingScope = MessageIds.escapeScope(rabbit.queueAddress(billingQueue));
         String auditScope = MessageIds.escapeScope(rabbit.queueAddress(auditQueue));
-        assertThat(observer.keys).filteredOn(k -> k.startsWith("billing="))
-                .allSatisfy(k -> assertThat(k).startsWith("billing=" + billingScope + "|"));
-        assertThat(observer.keys).filteredOn(k -> k.startsWith("audit="))
-                .allSatisfy(k -> assertThat(k).startsWith("audit=" + auditScope + "|"));
+        assertThat(observer.settlements()).filteredOn(s -> s.subscription().equals("billing"))
+                .allSatisfy(s -> assertThat(s.key()).startsWith(billingScope + "|"));
+        assertThat(observer.settlements()).filteredOn(s -> s.subscription().equals("audit"))
+                .allSatisfy(s -> assertThat(s.key()).startsWith(auditScope + "|"));
         assertThat(rabbit.readyCount(RabbitMq.deadLetterQueueName(billingQueue))).isZero();
         assertThat(rabbit.readyCount(RabbitMq.deadLetterQueueName(auditQueue))).isZero();
     }

@@ -59,11 +59,11 @@ abstract class InteropScenarios {
             run.publish(copies);
 
             ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
-                    && run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE) >= copies.size());
+                    && run.tally.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) >= copies.size());
             ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
             assertHandledExactlyOnce(run, originals.size());
-            assertThat(run.tally.settled(Outcome.ACCEPTED, SettleReason.DUPLICATE))
+            assertThat(run.tally.count(Outcome.ACCEPTED, SettleReason.DUPLICATE))
                     .as("copies accepted as duplicates without running the handler%s", run.report())
                     .isEqualTo(copies.size());
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
@@ -86,7 +86,7 @@ abstract class InteropScenarios {
                 assertThat(run.ledger.attempts(id)).as("handler runs of %s (fails once)%s", id, run.report())
                         .isEqualTo(2);
             }
-            assertThat(run.tally.settled(Outcome.REJECTED, SettleReason.POISON)).as("poison%s", run.report()).isZero();
+            assertThat(run.tally.count(Outcome.REJECTED, SettleReason.POISON)).as("poison%s", run.report()).isZero();
             assertThat(run.tally.interruptions()).as("connection interruptions%s", run.report()).isZero();
         }
     }
@@ -101,7 +101,7 @@ abstract class InteropScenarios {
             run.publish(messages);
 
             ScenarioRun.awaitQuietly(ScenarioRun.PROCESSING_WAIT, () -> run.ledger.allSucceeded()
-                    && run.tally.settled(Outcome.REJECTED, SettleReason.POISON) >= poison);
+                    && run.tally.count(Outcome.REJECTED, SettleReason.POISON) >= poison);
             ScenarioRun.awaitQuietly(ScenarioRun.SETTLE_WAIT, run::settled);
 
             assertHandledExactlyOnce(run, messages.size() - poison);
@@ -109,7 +109,7 @@ abstract class InteropScenarios {
                 assertThat(run.ledger.attempts(id)).as("handler runs of poison %s%s", id, run.report())
                         .isEqualTo(Subscription.DEFAULT_MAX_ATTEMPTS);
             }
-            assertThat(run.tally.settled(Outcome.REJECTED, SettleReason.POISON))
+            assertThat(run.tally.count(Outcome.REJECTED, SettleReason.POISON))
                     .as("rejected as poison%s", run.report()).isEqualTo(poison);
             Optional<List<String>> deadLetters = run.broker.takeDeadLetters(run.queue, poison);
             deadLetters.ifPresent(ids -> assertThat(ids).as("dead-lettered%s", run.report())
@@ -213,7 +213,7 @@ abstract class InteropScenarios {
                 sampler.join(TimeUnit.SECONDS.toMillis(10));
             }
 
-            int beyondCredit = run.tally.settled(Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
+            int beyondCredit = (int) run.tally.count(Outcome.RELEASED, SettleReason.BEYOND_CREDIT);
             System.out.printf("credit bound on %s: %d messages, max in flight %d (bound %d) over %d samples, "
                     + "%d deliveries released beyond credit%n", run.broker.name(), count, maxInFlight.get(), bound,
                     samples.get(), beyondCredit);

@@ -7,6 +7,7 @@ import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.interop.InteropBroker.TestQueue;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient.MessageSpec;
@@ -15,9 +16,9 @@ import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * One scenario run on one broker: its queue, its handler books ({@link Ledger}), what the consumer reported
- * ({@link Tally}), the idempotency store that outlives consumer restarts (as a database would), and the consumer,
- * which is always built with nothing but the broker's connection settings, the store, the observer and the address:
- * every consumer and subscription setting is the default.
+ * ({@link RecordingObserver}), the idempotency store that outlives consumer restarts (as a database would), and the
+ * consumer, which is always built with nothing but the broker's connection settings, the store, the observer and the
+ * address: every consumer and subscription setting is the default.
  *
  * <p>Also the waiting helpers and bounds every scenario shares. A bound is how long the suite waits for something
  * that should happen; when it passes, the scenario asserts and reports exactly what did happen.
@@ -41,7 +42,7 @@ final class ScenarioRun implements AutoCloseable {
     final InteropBroker broker;
     final TestQueue queue;
     final Ledger ledger;
-    final Tally tally = new Tally();
+    final RecordingObserver tally = new RecordingObserver();
     final IdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
     private final LogWindow consumerLog = LogWindow.suiteLog(LogWindow.CONSUMER_PROBLEM);
     private volatile AmqpConsumer consumer;

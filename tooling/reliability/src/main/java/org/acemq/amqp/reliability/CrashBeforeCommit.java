@@ -41,7 +41,7 @@ final class CrashBeforeCommit {
             if (method.getName().equals("commit") && method.getParameterCount() == 0) {
                 String key = WORK_KEY.get();
                 WORK_KEY.remove();
-                FaultInjectingStore.maybeCrash(crashes, harnessDb, CrashPoint.MID_HANDLER, key, consumerId);
+                CrashPointStore.maybeCrash(crashes, harnessDb, CrashPoint.MID_HANDLER, key, consumerId);
             }
             return invoke(target, method, args);
         };

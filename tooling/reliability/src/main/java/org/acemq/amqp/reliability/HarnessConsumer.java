@@ -90,7 +90,7 @@ public final class HarnessConsumer {
                 .lease(Duration.ofMillis(leaseMs))
                 .retention(Duration.ofHours(24))
                 .build();
-        FaultInjectingStore store = new FaultInjectingStore(jdbcStore, effectsPool, id, crashes);
+        CrashPointStore store = new CrashPointStore(jdbcStore, effectsPool, id, crashes);
 
         // transactional mode: the handler's own pool (one connection per running handler, held to the commit)
         HikariDataSource txPool = mode.equals("transactional") ? pool(jdbcUrl, user, "tx-" + id, concurrency + 1)
@@ -109,7 +109,7 @@ public final class HarnessConsumer {
             public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
                 super.settled(subscription, key, outcome, reason);
                 if (outcome == Outcome.ACCEPTED && reason == SettleReason.PROCESSED) {
-                    FaultInjectingStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
+                    CrashPointStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
                 } else if (outcome == Outcome.REJECTED && key != null) {
                     recordRejection(effectsPool, key, reason, id);
                 }
@@ -173,8 +173,8 @@ public final class HarnessConsumer {
             try (Connection c = effects.getConnection()) {
                 HarnessDb.insertEffect(c, envelope.id(), id, envelope.attempt());
             }
-            FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.MID_HANDLER, envelope.id(), id);
-            FaultInjectingStore.maybeCrash(crashes, effects, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
+            CrashPointStore.maybeCrash(crashes, effects, CrashPoint.MID_HANDLER, envelope.id(), id);
+            CrashPointStore.maybeCrash(crashes, effects, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
         };
     }
 
@@ -193,7 +193,7 @@ public final class HarnessConsumer {
         return JdbcTransactionalHandler.of(store, crashing, (envelope, connection) -> {
             failIfScripted(envelope, handlerDelayMs);
             HarnessDb.insertEffect(connection, envelope.id(), id, envelope.attempt());
-            FaultInjectingStore.maybeCrash(crashes, harnessDb, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
+            CrashPointStore.maybeCrash(crashes, harnessDb, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
             CrashBeforeCommit.WORK_KEY.set(envelope.id());
         });
     }
@@ -226,7 +226,7 @@ public final class HarnessConsumer {
                     System.err.println("HARNESS could not record rejection of " + key + ": " + e);
                     return;
                 }
-                FaultInjectingStore.sleep(200);
+                CrashPointStore.sleep(200);
             }
         }
     }

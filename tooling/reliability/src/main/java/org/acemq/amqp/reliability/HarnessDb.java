@@ -16,7 +16,7 @@ import javax.sql.DataSource;
  *       transactional mode: committed together with the store's confirm). This is the "side effect" the checker
  *       counts.</li>
  *   <li>{@code harness_confirms}: what the store answered to every {@code confirm(Claim)} (held = the claim still
- *       held its lease), written by {@link FaultInjectingStore} right after the confirm returned.</li>
+ *       held its lease), written by {@link CrashPointStore} right after the confirm returned.</li>
  *   <li>{@code harness_crashes}: the deterministic crash points that fired. The insert happens just before the
  *       process halts; the primary key makes every crash point fire exactly once per message across all consumer
  *       processes and restarts.</li>

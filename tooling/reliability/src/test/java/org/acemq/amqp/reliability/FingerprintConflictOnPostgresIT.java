@@ -15,6 +15,7 @@ import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.AmqpTestClient.ReceivedMessage;
@@ -63,7 +64,7 @@ class FingerprintConflictOnPostgresIT {
     }
 
     private static AmqpConsumer start(String q, Fingerprint fingerprint, List<String> handled,
-                                      KeysOnPostgres.Observer observer) {
+                                      RecordingObserver observer) {
         return KeysOnPostgres.consumer(broker, "orders-service").store(store()).observer(observer)
                 .subscribe(Subscription.builder(q, e -> handled.add(e.body(String.class))).name("orders")
                         .key(KeySource.applicationProperty("orderId")).fingerprint(fingerprint).build())
@@ -86,8 +87,8 @@ class FingerprintConflictOnPostgresIT {
         String q = "fp.orders";
         String key = q + "|p:orderId=s:o-1";
         List<String> handled = new CopyOnWriteArrayList<>();
-        KeysOnPostgres.Observer first = new KeysOnPostgres.Observer();
-        KeysOnPostgres.Observer second = new KeysOnPostgres.Observer();
+        RecordingObserver first = new RecordingObserver();
+        RecordingObserver second = new RecordingObserver();
         try (KeysOnPostgres.StandardErrorTee log = new KeysOnPostgres.StandardErrorTee()) {
             try (AmqpConsumer consumer = start(q, Fingerprint.body(), handled, first)) {
                 client.send(q, ScopesOnPostgresIT.order("msg-1", "o-1", "o-1: 3 books"));
@@ -99,12 +100,12 @@ class FingerprintConflictOnPostgresIT {
                         first.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1
                                 && first.count(Outcome.ACCEPTED, SettleReason.CONFLICT) == 1);
             }
-            assertThat(first.conflicts).singleElement().satisfies(c -> {
+            assertThat(first.conflicts()).singleElement().satisfies(c -> {
                 assertThat(c.key()).isEqualTo(key);
                 assertThat(c.recordedFingerprint()).matches("[0-9a-f]{32}");
                 assertThat(c.fingerprint()).matches("[0-9a-f]{32}").isNotEqualTo(c.recordedFingerprint());
             });
-            String recorded = first.conflicts.get(0).recordedFingerprint();
+            String recorded = first.conflicts().get(0).recordedFingerprint();
             // the table holds the fingerprint of the claim that confirmed the key
             assertThat(fingerprintColumn(key)).isEqualTo(recorded);
 
@@ -114,7 +115,7 @@ class FingerprintConflictOnPostgresIT {
                 await().atMost(Duration.ofSeconds(60)).until(() ->
                         second.count(Outcome.ACCEPTED, SettleReason.CONFLICT) == 1);
             }
-            assertThat(second.conflicts).singleElement().satisfies(c -> {
+            assertThat(second.conflicts()).singleElement().satisfies(c -> {
                 assertThat(c.key()).isEqualTo(key);
                 assertThat(c.recordedFingerprint()).isEqualTo(recorded);
             });
@@ -123,7 +124,7 @@ class FingerprintConflictOnPostgresIT {
         }
         assertThat(handled).containsExactly("o-1: 3 books");
         assertThat(fingerprintColumn(key)).as("a conflicting copy does not replace the fingerprint")
-                .isEqualTo(first.conflicts.get(0).recordedFingerprint());
+                .isEqualTo(first.conflicts().get(0).recordedFingerprint());
         assertThat(broker.messageCount(q)).isZero();
         assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(q))).isZero();
     }
@@ -133,8 +134,8 @@ class FingerprintConflictOnPostgresIT {
         String q = "fp.strict-orders";
         Fingerprint strict = Fingerprint.body().onConflict(Fingerprint.Action.REJECT);
         List<String> handled = new CopyOnWriteArrayList<>();
-        KeysOnPostgres.Observer first = new KeysOnPostgres.Observer();
-        KeysOnPostgres.Observer second = new KeysOnPostgres.Observer();
+        RecordingObserver first = new RecordingObserver();
+        RecordingObserver second = new RecordingObserver();
         try (AmqpConsumer consumer = start(q, strict, handled, first)) {
             client.send(q, ScopesOnPostgresIT.order("msg-1", "o-1", "o-1: 3 books"));
             await().atMost(Duration.ofSeconds(60)).until(() ->
@@ -148,7 +149,7 @@ class FingerprintConflictOnPostgresIT {
                             && second.count(Outcome.ACCEPTED, SettleReason.DUPLICATE) == 1);
         }
         assertThat(handled).containsExactly("o-1: 3 books");
-        assertThat(second.conflicts).singleElement()
+        assertThat(second.conflicts()).singleElement()
                 .satisfies(c -> assertThat(c.key()).isEqualTo(q + "|p:orderId=s:o-1"));
         String dlq = EmbeddedArtemis.deadLetterQueueName(q);
         await().until(() -> broker.messageCount(dlq) == 1);

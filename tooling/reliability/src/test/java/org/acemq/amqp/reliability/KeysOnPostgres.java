@@ -16,13 +16,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.consumer.ConsumerObserver;
-import org.acemq.amqp.consumer.Outcome;
-import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.acemq.amqp.testsupport.PostgresSchema;
@@ -90,33 +86,6 @@ final class KeysOnPostgres {
             }
         } catch (SQLException e) {
             throw new IllegalStateException(sql + " failed: " + e, e);
-        }
-    }
-
-    /** Records settlements with their subscription and key, and conflict events. */
-    static final class Observer implements ConsumerObserver {
-
-        record Settled(String subscription, String key, Outcome outcome, SettleReason reason) {
-        }
-
-        record Conflict(String subscription, String key, String recordedFingerprint, String fingerprint) {
-        }
-
-        final List<Settled> settled = new CopyOnWriteArrayList<>();
-        final List<Conflict> conflicts = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void settled(String subscription, String messageKey, Outcome outcome, SettleReason reason) {
-            settled.add(new Settled(subscription, messageKey, outcome, reason));
-        }
-
-        @Override
-        public void conflict(String subscription, String messageKey, String recordedFingerprint, String fingerprint) {
-            conflicts.add(new Conflict(subscription, messageKey, recordedFingerprint, fingerprint));
-        }
-
-        long count(Outcome outcome, SettleReason reason) {
-            return settled.stream().filter(s -> s.outcome() == outcome && s.reason() == reason).count();
         }
     }
 

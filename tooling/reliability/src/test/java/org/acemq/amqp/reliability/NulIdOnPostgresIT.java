@@ -9,13 +9,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
-import org.acemq.amqp.consumer.ConsumerObserver;
-import org.acemq.amqp.consumer.Outcome;
-import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -45,19 +42,7 @@ class NulIdOnPostgresIT {
         String q = "nul-ids";
         String nul = "j-nul\u0000byte";
         List<String> handled = new CopyOnWriteArrayList<>();
-        List<String> settled = new CopyOnWriteArrayList<>();
-        AtomicInteger pauses = new AtomicInteger();
-        ConsumerObserver observer = new ConsumerObserver() {
-            @Override
-            public void settled(String subscription, Outcome outcome, SettleReason reason) {
-                settled.add(outcome + "/" + reason);
-            }
-
-            @Override
-            public void paused(boolean paused) {
-                pauses.incrementAndGet();
-            }
-        };
+        RecordingObserver observer = new RecordingObserver();
         try (EmbeddedArtemis broker = EmbeddedArtemis.builder().build().start();
              HikariDataSource pool = new HikariDataSource(config)) {
             JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(pool)
@@ -72,13 +57,13 @@ class NulIdOnPostgresIT {
                     .store(store).observer(observer)
                     .subscribe(Subscription.builder(q, e -> handled.add(e.id() + "=" + e.body(String.class))).build())
                     .start()) {
-                await().atMost(Duration.ofSeconds(60)).until(() -> settled.size() == 4);
+                await().atMost(Duration.ofSeconds(60)).until(() -> observer.settlements().size() == 4);
                 assertThat(consumer.health().storeReachable()).isTrue();
                 await().until(() -> broker.messageCount(q) == 0);
             }
         }
-        assertThat(pauses).as("never paused").hasValue(0);
-        assertThat(settled).containsExactlyInAnyOrder("ACCEPTED/PROCESSED", "ACCEPTED/PROCESSED",
+        assertThat(observer.pauses()).as("never paused").isEmpty();
+        assertThat(observer.endings()).containsExactlyInAnyOrder("ACCEPTED/PROCESSED", "ACCEPTED/PROCESSED",
                 "ACCEPTED/PROCESSED", "ACCEPTED/DUPLICATE");
         assertThat(handled).hasSize(3).anySatisfy(h -> assertThat(h).matches("[^|]+\\|h:[0-9a-f]{64}=first"));
     }

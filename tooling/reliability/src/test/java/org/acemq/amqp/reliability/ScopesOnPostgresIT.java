@@ -16,6 +16,7 @@ import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -69,8 +70,8 @@ class ScopesOnPostgresIT {
     void twoServicesSharingOneTableEachRunOncePerEvent() {
         Map<String, AtomicInteger> shipping = counter();
         Map<String, AtomicInteger> invoicing = counter();
-        KeysOnPostgres.Observer observerS = new KeysOnPostgres.Observer();
-        KeysOnPostgres.Observer observerI = new KeysOnPostgres.Observer();
+        RecordingObserver observerS = new RecordingObserver();
+        RecordingObserver observerI = new RecordingObserver();
         JdbcIdempotencyStore storeS = KeysOnPostgres.store(pool, schema);
         JdbcIdempotencyStore storeI = KeysOnPostgres.store(pool, schema);
         assertThat(storeS.tableName()).isEqualTo(storeI.tableName());
@@ -113,8 +114,8 @@ class ScopesOnPostgresIT {
     void aRetryWithANewMessageIdIsAbsorbedByTheBusinessKeyAlsoAfterARestart() {
         String q = "bk.orders";
         List<String> handled = new CopyOnWriteArrayList<>();
-        KeysOnPostgres.Observer first = new KeysOnPostgres.Observer();
-        KeysOnPostgres.Observer second = new KeysOnPostgres.Observer();
+        RecordingObserver first = new RecordingObserver();
+        RecordingObserver second = new RecordingObserver();
         try (AmqpConsumer consumer = ordersConsumer(q, KeysOnPostgres.store(pool, schema), handled, first)) {
             client.send(q, order("msg-1", "o-1", "o-1: 3 books"), order("msg-2", "o-2", "o-2: 1 pen"));
             await().atMost(Duration.ofSeconds(60)).until(() ->
@@ -144,7 +145,7 @@ class ScopesOnPostgresIT {
     }
 
     static AmqpConsumer ordersConsumer(String q, JdbcIdempotencyStore store, List<String> handled,
-                                       KeysOnPostgres.Observer observer) {
+                                       RecordingObserver observer) {
         return KeysOnPostgres.consumer(broker, "orders-service").store(store).observer(observer)
                 .subscribe(Subscription.builder(q, e -> handled.add(e.body(String.class))).name("orders")
                         .key(KeySource.applicationProperty("orderId")).build())

@@ -16,15 +16,20 @@ import org.acemq.amqp.api.LeasedIdempotencyStore;
  * every confirm and its answer in {@code harness_confirms}, and remembers on the worker thread which key it is
  * working on (the runtime runs acquire, handler, confirm and settle of one delivery on one worker thread), so that
  * the observer can tell which message it is told about.
+ *
+ * <p>This is not the published {@code org.acemq.amqp.consumer.testing.FaultInjectingStore} (exceptions a test chooses,
+ * inside one JVM): the harness needs the process itself to die or stop at an exact point of one key's path, once
+ * across all consumer processes (the harness database decides which crash fires), and a durable record of every
+ * confirm for its verdict; store faults it gets from the real database, not from a wrapper.
  */
-final class FaultInjectingStore implements LeasedIdempotencyStore {
+final class CrashPointStore implements LeasedIdempotencyStore {
 
     private final LeasedIdempotencyStore delegate;
     private final DataSource harnessDb;
     private final String consumerId;
     private final Map<CrashPoint, Set<String>> crashes;
 
-    FaultInjectingStore(LeasedIdempotencyStore delegate, DataSource harnessDb, String consumerId,
+    CrashPointStore(LeasedIdempotencyStore delegate, DataSource harnessDb, String consumerId,
             Map<CrashPoint, Set<String>> crashes) {
         this.delegate = delegate;
         this.harnessDb = harnessDb;
