@@ -1,0 +1,148 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.testing.ManualTime;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.Scheduler;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.Subscription;
+
+/**
+ * One subscription's stages wired as {@link Pipeline} wires them, with real collaborators (the subscription's
+ * {@link OutcomePolicy}, an in-memory store behind {@link StoreAccess} and a {@link StoreGate}) and test doubles only
+ * at the edges: time is a {@link ManualTime}, the settlement records what it is asked to send, the store
+ * ({@link CountingStore}) records its calls and fails on demand. Settlements are logged in the store's call list too
+ * ({@code "settle [key] OUTCOME/REASON"}), so a test sees store calls and dispositions in one order.
+ */
+final class Stages {
+
+    /** What the recording settlement was asked to send. */
+    record Sent(String key, Outcome outcome, SettleReason reason, Delivery.State state, boolean confirmedInStore,
+                long time) {
+    }
+
+    /** A {@link Settlement} that records each verdict (and whether the store held the key confirmed by then). */
+    final class RecordingSettlement implements Settlement {
+        final List<Sent> sent = new CopyOnWriteArrayList<>();
+        /** Whether settle reports the delivery abandoned (its link gone) instead of sent. */
+        volatile boolean abandon;
+
+        @Override
+        public boolean settle(Delivery d, Verdict v) {
+            boolean confirmed = d.key != null && store.delegate.isConfirmed(d.key);
+            sent.add(new Sent(d.key, v.outcome(), v.reason(), d.state(), confirmed, time.read()));
+            store.calls.add("settle [" + d.key + "] " + v.outcome() + "/" + v.reason());
+            return !abandon;
+        }
+
+        /** @return "KEY OUTCOME/REASON" for each verdict sent, in order (keys as the message-ids, unscoped) */
+        List<String> summary() {
+            List<String> s = new ArrayList<>();
+            for (Sent x : sent) {
+                s.add(id(x.key()) + " " + x.outcome() + "/" + x.reason());
+            }
+            return s;
+        }
+    }
+
+    /** The scheduler {@link ClaimEnds} waits on: the manual time's, with each delay asked for recorded. */
+    final class RecordingScheduler implements Scheduler {
+        final List<Duration> delays = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Future<?> schedule(Runnable task, Duration delay) {
+            Future<?> f = time.schedule(task, delay);
+            delays.add(delay);
+            return f;
+        }
+    }
+
+    final ManualTime time = new ManualTime();
+    final Subscription spec;
+    final OutcomePolicy policy;
+    final CountingStore store = new CountingStore(time);
+    final StoreAccess access;
+    final AtomicInteger pauses = new AtomicInteger();
+    final StoreGate gate;
+    final AtomicBoolean stopping = new AtomicBoolean();
+    final RecordingSettlement settlement = new RecordingSettlement();
+    final Holds holds = new Holds(time);
+    final Settler settler;
+    final RecordingScheduler endsScheduler = new RecordingScheduler();
+    final ClaimEnds ends;
+    final Completions completions;
+    final Keys keys;
+    final StoreClaims claims;
+    final Reader reader;
+    final Verdicts verdicts;
+    final Admission admission;
+    final CurrentBroker broker = new CurrentBroker();
+    final HandlerTimes times = new HandlerTimes(Intake.HORIZON.toNanos());
+    final Runner runner;
+    final Deliveries deliveries;
+
+    Stages(Subscription spec) {
+        this(spec, Duration.ofSeconds(1), new Deliveries());
+    }
+
+    /**
+     * @param confirmTimeout how long a confirm is retried while the store fails
+     * @param deliveries where the deliveries come from
+     */
+    Stages(Subscription spec, Duration confirmTimeout, Deliveries deliveries) {
+        this.spec = spec;
+        this.deliveries = deliveries;
+        String name = spec.name();
+        SafeObserver observer = new SafeObserver(ConsumerObserver.NOOP);
+        this.policy = new OutcomePolicy(spec, StoreFailurePolicy.FAIL_CLOSED);
+        this.access = new StoreAccess(store, observer, time);
+        this.gate = new StoreGate(access, StoreFailurePolicy.FAIL_CLOSED, ConsumerObserver.NOOP, time,
+                Duration.ofSeconds(1), Duration.ofSeconds(30), pauses::incrementAndGet, () -> { });
+        this.settler = new Settler(name, policy, settlement, holds, access, stopping::get);
+        this.ends = new ClaimEnds(name, policy, access, gate, time, endsScheduler, confirmTimeout);
+        this.completions = new Completions(name, policy, settler, ends, time, 0);
+        this.keys = new Keys(spec, null);
+        this.claims = new StoreClaims(name, access, gate, observer, time, 0, keys.fingerprints());
+        this.reader = new Reader(name, spec.address(), keys, stopping::get, gate);
+        this.verdicts = new Verdicts(spec, policy);
+        this.admission = new Admission(reader, verdicts, claims, completions, settler);
+        this.runner = new Runner(name, spec.handler(), stopping::get, verdicts, claims, completions, settler, observer,
+                time, broker, () -> 0.0, times);
+    }
+
+    /** @return the store key of message-id {@code id} in this subscription's scope */
+    String key(String id) {
+        return spec.address() + "|s:" + id;
+    }
+
+    /** @return the message-id part of a store key (for readable assertions) */
+    static String id(String key) {
+        if (key == null) {
+            return "null";
+        }
+        int bar = key.lastIndexOf("|s:");
+        return bar < 0 ? key : key.substring(bar + 3);
+    }
+
+    /** @return deliveries of messages with these message-ids, admitted as one batch */
+    List<Delivery> admitted(String... ids) {
+        List<Delivery> batch = new ArrayList<>();
+        for (String id : ids) {
+            batch.add(deliveries.of(id));
+        }
+        return admission.admit(batch);
+    }
+
+    /** Moves the manual time on by {@code d}, running what falls due. */
+    void advance(Duration d) {
+        time.advance(d);
+    }
+}
