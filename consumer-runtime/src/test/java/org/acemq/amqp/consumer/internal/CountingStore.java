@@ -28,6 +28,8 @@ final class CountingStore implements LeasedIdempotencyStore {
     /** How many of the next confirm calls fail ({@link Integer#MAX_VALUE}: all). */
     final AtomicInteger confirmFailures = new AtomicInteger();
     volatile boolean claimsDown;
+    /** An error (not an exception) every claim call throws, or null. */
+    volatile Error claimError;
     volatile boolean releasesDown;
     /** A key every claim or confirm call that holds it refuses, or null. */
     volatile String refused;
@@ -63,6 +65,9 @@ final class CountingStore implements LeasedIdempotencyStore {
         calls.add(op + " " + keys);
         if (claimsDown) {
             throw new StoreUnavailableException("test: the store is down (" + op + ")", null);
+        }
+        if (claimError != null) {
+            throw claimError;
         }
         refuse(keys);
     }

@@ -1,0 +1,175 @@
+package org.acemq.amqp.consumer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.consumer.Subscription;
+import org.apache.qpid.protonj2.client.Message;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admit stage: a batch read, claimed with one store call, and split into what runs (admitted, in order) and what
+ * is decided without running (settled through the end and settle stages at once).
+ */
+class AdmissionTest {
+
+    private final List<String> handled = new CopyOnWriteArrayList<>();
+    private final Stages s = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> handled.add(e.id()))
+            .maxAttempts(2).build());
+
+    private void confirmed(String id) {
+        Claim c = s.store.delegate.acquire(s.key(id));
+        s.store.delegate.confirm(c);
+    }
+
+    @Test
+    void theAdmittedAreReturnedInOrderAndClaimedTogether() {
+        List<Delivery> run = s.admitted("a", "b", "c");
+
+        assertThat(run).extracting(d -> d.key).containsExactly(s.key("a"), s.key("b"), s.key("c"));
+        assertThat(run).allSatisfy(d -> {
+            assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED);
+            assertThat(d.claim).isNotNull();
+            assertThat(d.claimAtStart).isFalse();
+        });
+        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:b, orders|s:c]");
+        assertThat(s.settlement.sent).isEmpty();
+        assertThat(handled).as("admitting runs no handler").isEmpty();
+    }
+
+    @Test
+    void theSameKeyTwiceInOneBatchIsClaimedOnceAndItsCopyWhenAThreadStartsIt() {
+        List<Delivery> run = s.admitted("a", "b", "a");
+
+        assertThat(run).hasSize(3).allSatisfy(d -> assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED));
+        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:b]");
+        Delivery copy = run.get(2);
+        assertThat(copy.claimAtStart).isTrue();
+        assertThat(copy.claim).isNull();
+        assertThat(run.get(0).claimAtStart).isFalse();
+
+        for (Delivery d : run) {
+            s.runner.run(d);
+        }
+        assertThat(handled).as("the copy finds the first one confirmed").containsExactly(s.key("a"), s.key("b"));
+        assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED", "b ACCEPTED/PROCESSED",
+                "a ACCEPTED/DUPLICATE");
+    }
+
+    @Test
+    void aDuplicateIsSettledAcceptedWithoutRunning() {
+        confirmed("dup");
+
+        List<Delivery> run = s.admitted("dup", "new");
+
+        assertThat(run).extracting(d -> d.key).containsExactly(s.key("new"));
+        assertThat(s.settlement.summary()).containsExactly("dup ACCEPTED/DUPLICATE");
+        assertThat(s.settlement.sent.get(0).state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(handled).isEmpty();
+    }
+
+    @Test
+    void badInputIsRejectedAtOnceWithoutAskingTheStore() throws Exception {
+        Delivery undecodable = s.deliveries.undecodable();
+        Delivery noId = s.deliveries.of(Message.create("no id"));
+        Delivery good = s.deliveries.of("good");
+
+        List<Delivery> run = s.admission.admit(List.of(undecodable, noId, good));
+
+        assertThat(run).containsExactly(good);
+        assertThat(s.settlement.summary()).containsExactly("null REJECTED/UNDECODABLE", "null REJECTED/MISSING_ID");
+        assertThat(undecodable.state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(undecodable.completed).isTrue();
+        assertThat(noId.state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(s.store.calls).as("decided before the claim; only the good one is claimed")
+                .containsExactly("settle [null] REJECTED/UNDECODABLE", "settle [null] REJECTED/MISSING_ID",
+                        "acquire [orders|s:good]");
+    }
+
+    @Test
+    void aCopyInProgressElsewhereIsHeldForTheInProgressDelayThenReleased() {
+        s.store.delegate.newPeer().acquire(s.key("busy"));
+        Delivery busy = s.deliveries.of("busy");
+
+        List<Delivery> run = s.admission.admit(List.of(busy));
+
+        assertThat(run).isEmpty();
+        assertThat(s.settlement.sent).isEmpty();
+        assertThat(busy.state()).isEqualTo(Delivery.State.HELD);
+
+        s.advance(Subscription.DEFAULT_IN_PROGRESS_DELAY.minusMillis(1));
+        assertThat(s.settlement.sent).isEmpty();
+        s.advance(Duration.ofMillis(1));
+        assertThat(s.settlement.summary()).containsExactly("busy RELEASED/IN_PROGRESS");
+        assertThat(busy.state()).isEqualTo(Delivery.State.SETTLED);
+    }
+
+    @Test
+    void aPoisonMessageIsRejectedAtAdmissionItsClaimReleasedFirst() {
+        for (int i = 0; i < 2; i++) { // two earlier attempts that did not finish
+            s.store.delegate.release(s.store.delegate.acquire(s.key("poison")));
+        }
+
+        List<Delivery> run = s.admitted("poison");
+
+        assertThat(run).isEmpty();
+        assertThat(handled).isEmpty();
+        assertThat(s.settlement.summary()).containsExactly("poison REJECTED/POISON");
+        assertThat(s.store.calls).containsExactly("acquire [orders|s:poison]", "release [orders|s:poison]",
+                "settle [orders|s:poison] REJECTED/POISON");
+    }
+
+    @Test
+    void aRefusedKeyIsRejectedAndTheRestOfTheBatchAdmitted() {
+        s.store.refused = s.key("bad");
+
+        List<Delivery> run = s.admitted("a", "bad", "c");
+
+        assertThat(run).extracting(d -> d.key).containsExactly(s.key("a"), s.key("c"));
+        assertThat(s.settlement.summary()).containsExactly("bad REJECTED/INVALID_ID");
+    }
+
+    @Test
+    void aStoreOutageReleasesTheWholeBatchAndAStoreKnownDownIsNotAsked() {
+        s.store.claimsDown = true;
+
+        assertThat(s.admitted("a", "b")).isEmpty();
+
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/STORE_UNAVAILABLE",
+                "b RELEASED/STORE_UNAVAILABLE");
+        assertThat(s.gate.paused()).isTrue();
+        int calls = s.store.calls.size();
+
+        assertThat(s.admitted("c")).isEmpty();
+        assertThat(s.settlement.summary()).endsWith("c RELEASED/STORE_UNAVAILABLE");
+        assertThat(s.store.calls).as("paused: no claim tried").hasSize(calls + 1);
+    }
+
+    @Test
+    void whileStoppingNothingIsClaimedAndEverythingGoesBack() {
+        s.stopping.set(true);
+
+        assertThat(s.admitted("a", "b")).isEmpty();
+
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/SHUTDOWN", "b RELEASED/SHUTDOWN");
+        assertThat(s.store.claimCalls()).isZero();
+    }
+
+    @Test
+    void anErrorFromTheStoreSettlesTheBatchAsAnUnexpectedFailure() {
+        s.store.claimError = new NoClassDefFoundError("test: a linkage error in the store");
+        Delivery a = s.deliveries.of("a");
+        Delivery b = s.deliveries.of("b");
+
+        List<Delivery> run = s.admission.admit(List.of(a, b));
+
+        assertThat(run).isEmpty();
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED", "b RELEASED/FAILED");
+        assertThat(List.of(a.state(), b.state())).containsOnly(Delivery.State.SETTLED);
+        assertThat(a.completed).isTrue();
+        assertThat(s.gate.paused()).as("an error is no outage").isFalse();
+    }
+}
