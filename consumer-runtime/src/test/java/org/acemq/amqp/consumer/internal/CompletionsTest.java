@@ -1,0 +1,126 @@
+package org.acemq.amqp.consumer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.Subscription;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The end stage's batching: claims handed over without driving wait; one drive ends them all with one
+ * {@code confirmAll} and one {@code releaseAll} (release for every verdict but accepted), then settles them in the
+ * order they were handed over, none before its claim's end is recorded.
+ */
+class CompletionsTest {
+
+    private static final Verdict FAILED = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
+
+    private final Stages s = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> { }).build());
+
+    private List<Delivery> running(String... ids) {
+        List<Delivery> ds = s.admitted(ids);
+        ds.forEach(d -> d.moveTo(Delivery.State.RUNNING));
+        s.store.calls.clear();
+        return ds;
+    }
+
+    @Test
+    void deliveriesHandedOverWithoutDrivingWaitAndOneDriveConfirmsThemWithOneCall() {
+        List<Delivery> ds = running("a", "b", "c");
+
+        for (Delivery d : ds) {
+            assertThat(s.completions.end(d, Verdict.PROCESSED, false)).as("handed over").isTrue();
+            assertThat(d.state()).isEqualTo(Delivery.State.ENDING);
+        }
+        assertThat(s.store.calls).as("nothing before the drive").isEmpty();
+        assertThat(ds).noneMatch(d -> d.completed);
+
+        s.completions.drive();
+
+        assertThat(s.store.calls).containsExactly("confirmAll [orders|s:a, orders|s:b, orders|s:c]",
+                "settle [orders|s:a] ACCEPTED/PROCESSED", "settle [orders|s:b] ACCEPTED/PROCESSED",
+                "settle [orders|s:c] ACCEPTED/PROCESSED");
+        assertThat(s.settlement.sent).allMatch(Stages.Sent::confirmedInStore);
+        assertThat(ds).allMatch(d -> d.completed && d.sent && d.claim == null && d.claimedNanos == 0
+                && d.nextPending == null && d.state() == Delivery.State.SETTLED);
+
+        s.completions.drive();
+        assertThat(s.store.calls).as("nothing left to end").hasSize(4);
+    }
+
+    @Test
+    void confirmsAndReleasesOfOneBatchAreOneCallEachAndNothingIsSettledBefore() {
+        List<Delivery> ds = running("a", "b", "c", "d");
+
+        s.completions.end(ds.get(0), Verdict.PROCESSED, false);
+        s.completions.end(ds.get(1), FAILED, false);
+        s.completions.end(ds.get(2), Verdict.reject(SettleReason.PERMANENT, "x:bad", "test"), false);
+        s.completions.end(ds.get(3), Verdict.PROCESSED, false);
+        s.completions.drive();
+
+        assertThat(s.store.calls).containsExactly("releaseAll [orders|s:b, orders|s:c]",
+                "confirmAll [orders|s:a, orders|s:d]", "settle [orders|s:a] ACCEPTED/PROCESSED",
+                "settle [orders|s:b] RELEASED/FAILED", "settle [orders|s:c] REJECTED/PERMANENT",
+                "settle [orders|s:d] ACCEPTED/PROCESSED");
+        assertThat(s.store.delegate.acquire(s.key("b")).attempt()).as("released").isEqualTo(2);
+    }
+
+    @Test
+    void aLoneDeliveryDrivenAtOnceCostsOneSingleCall() {
+        Delivery d = running("a").get(0);
+
+        assertThat(s.completions.end(d, Verdict.PROCESSED, true)).as("ended here, not handed over").isFalse();
+
+        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED");
+        assertThat(d.completed).isTrue();
+    }
+
+    @Test
+    void aDeliveryWithoutAClaimIsSettledAtOnceEvenWhenNotDriven() {
+        Delivery d = s.deliveries.of("a");
+        d.key = s.key("a");
+
+        assertThat(s.completions.end(d, Verdict.DUPLICATE, false)).as("nothing to hand over").isFalse();
+
+        assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/DUPLICATE");
+        assertThat(d.completed).isTrue();
+        assertThat(s.store.calls).containsExactly("settle [orders|s:a] ACCEPTED/DUPLICATE");
+    }
+
+    @Test
+    void aConfirmTheStoreRefusesForOneKeyIsSettledAsThePolicySaysAndTheOthersAreConfirmed() {
+        List<Delivery> ds = running("a", "bad", "c");
+        s.store.refused = s.key("bad");
+
+        ds.forEach(d -> s.completions.end(d, Verdict.PROCESSED, false));
+        s.completions.drive();
+
+        assertThat(s.store.calls).startsWith("confirmAll [orders|s:a, orders|s:bad, orders|s:c]",
+                "confirmAll [orders|s:a, orders|s:c]");
+        assertThat(s.settlement.summary()).as("confirmNotRecorded: accepted anyway")
+                .containsExactly("a ACCEPTED/PROCESSED", "bad ACCEPTED/PROCESSED", "c ACCEPTED/PROCESSED");
+        assertThat(s.settlement.sent).extracting(Stages.Sent::confirmedInStore).containsExactly(true, false, true);
+        assertThat(s.gate.paused()).as("a refused key is no outage").isFalse();
+    }
+
+    @Test
+    void theHeartbeatSeesDeliveriesWhoseClaimIsEndingOnlyWhileItEnds() {
+        Stages beat = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> { }).build());
+        Completions renewing = new Completions("orders", beat.policy, beat.settler, beat.ends, beat.time, 1_000);
+        Delivery d = beat.admitted("a").get(0);
+        d.moveTo(Delivery.State.RUNNING);
+
+        renewing.end(d, Verdict.PROCESSED, false);
+        List<Delivery> seen = new java.util.ArrayList<>();
+        renewing.forEachEnding(seen::add);
+        assertThat(seen).as("its lease is renewed until the confirm is recorded").containsExactly(d);
+        assertThat(d.nextBeatNanos).isEqualTo(beat.time.read() + 1_000);
+
+        renewing.drive();
+        seen.clear();
+        renewing.forEachEnding(seen::add);
+        assertThat(seen).isEmpty();
+    }
+}

@@ -1,0 +1,119 @@
+package org.acemq.amqp.consumer.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.acemq.amqp.consumer.AcknowledgementMode;
+import org.acemq.amqp.consumer.Subscription;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The shutdown stage: what is left when the subscription stops (admitted and not started, then still queued in the
+ * client) goes through the same stages with "stopping" in its facts. At-least-once: released, not run, claims
+ * released first in one call. At-most-once: run, since the broker settled them already.
+ */
+class LeftoversTest {
+
+    private final List<String> handled = new CopyOnWriteArrayList<>();
+    private final LinkedBlockingQueue<org.apache.qpid.protonj2.client.Delivery> queue = new LinkedBlockingQueue<>();
+    private final Deliveries deliveries = new Deliveries(queue);
+    private final HandlerSlot slot = new HandlerSlot();
+
+    private Stages stages(AcknowledgementMode mode) {
+        return new Stages(Subscription.builder(Deliveries.ADDRESS, e -> handled.add(Stages.id(e.id())))
+                .acknowledgementMode(mode).build(), Duration.ofSeconds(1), deliveries);
+    }
+
+    private static Leftovers leftovers(Stages s) {
+        Intake intake = new Intake("orders", 1, 10, new FakeSource(s.deliveries.link), s.admission,
+                new HandlerTimes(1), s.time, Intake.HORIZON.toNanos());
+        return new Leftovers("orders", intake, s.admission, s.runner, s.verdicts, s.completions, s.settler,
+                s.stopping::get);
+    }
+
+    private void queued(String... ids) {
+        for (String id : ids) {
+            queue.add(Deliveries.amqp(Deliveries.message(id, "body of " + id)));
+        }
+    }
+
+    @Test
+    void atLeastOnceAdmittedDeliveriesAreReleasedNotRunTheirClaimsReleasedInOneCall() {
+        Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
+        List<Delivery> admitted = s.admitted("a", "b", "c");
+        s.store.calls.clear();
+        s.stopping.set(true);
+
+        leftovers(s).drain(admitted, null, slot);
+
+        assertThat(handled).isEmpty();
+        assertThat(s.store.calls).containsExactly("releaseAll [orders|s:a, orders|s:b, orders|s:c]",
+                "settle [orders|s:a] RELEASED/SHUTDOWN", "settle [orders|s:b] RELEASED/SHUTDOWN",
+                "settle [orders|s:c] RELEASED/SHUTDOWN");
+        assertThat(admitted).allMatch(d -> d.state() == Delivery.State.SETTLED && d.claim == null && d.completed);
+        assertThat(s.store.delegate.acquire(s.key("a")).result()).as("released: the key can be claimed again")
+                .isEqualTo(org.acemq.amqp.api.IdempotencyStore.ClaimResult.CLAIMED);
+    }
+
+    @Test
+    void atLeastOnceACopyLeftToClaimAtStartIsReleasedWithoutAStoreCallOfItsOwn() {
+        Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
+        List<Delivery> admitted = s.admitted("a", "b", "a");
+        s.store.calls.clear();
+        s.stopping.set(true);
+
+        leftovers(s).drain(admitted, null, slot);
+
+        assertThat(handled).isEmpty();
+        assertThat(s.store.calls("releaseAll")).containsExactly("releaseAll [orders|s:a, orders|s:b]");
+        assertThat(s.store.calls).hasSize(4);
+        assertThat(s.settlement.summary()).containsExactlyInAnyOrder("a RELEASED/SHUTDOWN", "b RELEASED/SHUTDOWN",
+                "a RELEASED/SHUTDOWN");
+    }
+
+    @Test
+    void atLeastOnceWhatTheClientStillHoldsGoesBackUnclaimedAndUnread() {
+        Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
+        queued("q1", "q2");
+        s.stopping.set(true);
+
+        leftovers(s).drain(List.of(), deliveries.link, slot);
+
+        assertThat(queue).isEmpty();
+        assertThat(handled).isEmpty();
+        assertThat(s.settlement.summary()).containsExactly("q1 RELEASED/SHUTDOWN", "q2 RELEASED/SHUTDOWN");
+        assertThat(s.store.claimCalls()).isZero();
+        assertThat(slot.current).isNull();
+    }
+
+    @Test
+    void atMostOnceLeftoversAreRunSinceTheBrokerSettledThemAlready() {
+        Stages s = stages(AcknowledgementMode.AT_MOST_ONCE);
+        List<Delivery> admitted = s.admitted("a", "b");
+        queued("q1");
+        s.stopping.set(true);
+
+        leftovers(s).drain(admitted, deliveries.link, slot);
+
+        assertThat(handled).containsExactly("a", "b", "q1");
+        assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED", "b ACCEPTED/PROCESSED",
+                "q1 ACCEPTED/PROCESSED");
+        assertThat(s.settlement.sent).allMatch(Stages.Sent::confirmedInStore);
+        assertThat(s.store.calls("releaseAll")).isEmpty();
+    }
+
+    @Test
+    void aLeftoverWhoseLinkDiedIsReleasedEvenWhenNotStopping() {
+        Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
+        List<Delivery> admitted = s.admitted("a");
+        deliveries.link.invalidate(ReceiverLink.End.DETACHED);
+
+        leftovers(s).drain(admitted, null, slot);
+
+        assertThat(handled).isEmpty();
+        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
+    }
+}
