@@ -172,4 +172,29 @@ class AdmissionTest {
         assertThat(a.completed).isTrue();
         assertThat(s.gate.paused()).as("an error is no outage").isFalse();
     }
+
+    @Test
+    void aRejectionHandlerThatTakesARejectionOverHasItAcceptedAndAPoisonClaimConfirmed() {
+        List<String> asked = new CopyOnWriteArrayList<>();
+        Stages accepting = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> handled.add(e.id()))
+                .maxAttempts(1)
+                .rejectionHandler(r -> {
+                    asked.add(r.reason().name());
+                    return org.acemq.amqp.consumer.RejectionHandler.Decision.ACCEPT;
+                }).build());
+        accepting.store.delegate.release(accepting.store.delegate.acquire(accepting.key("poison")));
+        Delivery undecodable = accepting.deliveries.undecodable();
+        Delivery poison = accepting.deliveries.of("poison");
+
+        List<Delivery> run = accepting.admission.admit(List.of(undecodable, poison));
+
+        assertThat(run).isEmpty();
+        assertThat(handled).isEmpty();
+        assertThat(asked).containsExactly("UNDECODABLE", "POISON");
+        assertThat(accepting.settlement.summary()).containsExactly("null ACCEPTED/UNDECODABLE",
+                "poison ACCEPTED/POISON");
+        assertThat(accepting.store.calls).as("taken over: done, so its claim is confirmed, not released")
+                .containsSubsequence("confirm [orders|s:poison]", "settle [orders|s:poison] ACCEPTED/POISON");
+        assertThat(accepting.store.delegate.isConfirmed(accepting.key("poison"))).isTrue();
+    }
 }

@@ -123,4 +123,34 @@ class CompletionsTest {
         renewing.forEachEnding(seen::add);
         assertThat(seen).isEmpty();
     }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(30)
+    void whileAStoreCallIsInFlightOtherThreadsHandOverAndTheLeaderEndsTheirClaimsInItsNextCall() throws Exception {
+        List<Delivery> ds = running("a", "b", "c");
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        s.store.confirmEntered = entered;
+        s.store.confirmGate = gate;
+        Thread leader = new Thread(() -> s.completions.end(ds.get(0), Verdict.PROCESSED, true), "leader");
+        leader.start();
+        assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("the leader is in its confirm")
+                .isTrue();
+        s.store.confirmEntered = null;
+        s.store.confirmGate = null;
+
+        s.completions.end(ds.get(1), Verdict.PROCESSED, true);
+        s.completions.end(ds.get(2), FAILED, true);
+
+        assertThat(ds.get(1).completed).as("handed over: this thread goes on at once").isFalse();
+        assertThat(ds.get(2).completed).isFalse();
+        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]");
+        gate.countDown();
+        leader.join();
+
+        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED",
+                "release [orders|s:c]", "confirm [orders|s:b]", "settle [orders|s:b] ACCEPTED/PROCESSED",
+                "settle [orders|s:c] RELEASED/FAILED");
+        assertThat(ds).allMatch(d -> d.completed && d.state() == Delivery.State.SETTLED);
+    }
 }

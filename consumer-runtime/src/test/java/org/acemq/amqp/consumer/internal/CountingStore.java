@@ -25,6 +25,10 @@ final class CountingStore implements LeasedIdempotencyStore {
     final List<String> calls = new CopyOnWriteArrayList<>();
     /** The ticker's time of each confirm or confirmAll call, failed or not. */
     final List<Long> confirmTimes = new CopyOnWriteArrayList<>();
+    /** When set, a confirm call counts this down on entry and then waits for {@link #confirmGate}. */
+    volatile java.util.concurrent.CountDownLatch confirmEntered;
+    /** When set, a confirm call waits until it is open. */
+    volatile java.util.concurrent.CountDownLatch confirmGate;
     /** How many of the next confirm calls fail ({@link Integer#MAX_VALUE}: all). */
     final AtomicInteger confirmFailures = new AtomicInteger();
     volatile boolean claimsDown;
@@ -82,6 +86,19 @@ final class CountingStore implements LeasedIdempotencyStore {
     private void confirming(String op, List<Claim> claims) {
         calls.add(op + " " + ids(claims));
         confirmTimes.add(ticker.read());
+        java.util.concurrent.CountDownLatch entered = confirmEntered;
+        java.util.concurrent.CountDownLatch gate = confirmGate;
+        if (entered != null) {
+            entered.countDown();
+        }
+        if (gate != null) {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("test: interrupted in confirm", e);
+            }
+        }
         if (confirmFailures.getAndUpdate(n -> n == Integer.MAX_VALUE ? n : Math.max(0, n - 1)) > 0) {
             throw new StoreUnavailableException("test: confirm fails", null);
         }
