@@ -53,6 +53,7 @@ final class ClaimEnds {
         long pauseMillis = 20;
         List<Claim> left = claims;
         List<Claim> unrecorded = List.of();
+        boolean outageReported = false;
         for (int attempt = 1; ; attempt++) {
             try {
                 List<Claim> lost = store.confirmAll(left);
@@ -79,16 +80,19 @@ final class ClaimEnds {
                 }
                 left = rest;
             } catch (RuntimeException e) {
-                if (attempt == 1) {
+                if (!outageReported) {
+                    outageReported = true;
                     gate.failure(e);
                 }
-                if (ticker.read() + Duration.ofMillis(pauseMillis).toNanos() - deadline >= 0) {
-                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}; it is "
-                            + "{} anyway (a later duplicate may run again): {}", name, what(left),
-                            confirmTimeout, unrecordedOutcome(), Errors.describe(e));
+                long remaining = deadline - ticker.read();
+                // the last attempt is made at the deadline itself: a store that answers within the timeout loses nothing
+                if (remaining <= 0 || !pause(Duration.ofNanos(Math.min(Duration.ofMillis(pauseMillis).toNanos(), remaining)))) {
+                    LOG.error("Subscription '{}': handler succeeded but the store could not record {} within {}{}; it "
+                            + "is {} anyway (a later duplicate may run again): {}", name, what(left), confirmTimeout,
+                            remaining <= 0 ? "" : " (the consumer closed meanwhile)", unrecordedOutcome(),
+                            Errors.describe(e));
                     return plus(unrecorded, left);
                 }
-                pause(Duration.ofMillis(pauseMillis));
                 pauseMillis = Math.min(pauseMillis * 2, 1_000);
             }
         }
@@ -149,8 +153,10 @@ final class ClaimEnds {
      * Waits on the consumer's scheduler (so that tests can move time), without holding anything. The wait is on a
      * monitor, not a latch: an AQS latch may leave a stray unpark behind, which would cut short the handler's next
      * {@code LockSupport.park} on this thread.
+     *
+     * @return false if the scheduler refused the wait (the consumer is closed): no more retries then
      */
-    private void pause(Duration delay) {
+    private boolean pause(Duration delay) {
         boolean[] woken = {false};
         try {
             scheduler.schedule(() -> {
@@ -164,10 +170,12 @@ final class ClaimEnds {
                     woken.wait();
                 }
             }
+            return true;
         } catch (RejectedExecutionException e) {
-            // shutting down: retry at once
+            return false; // closed: retrying at once would spin against a store that is down
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return true;
         }
     }
 }

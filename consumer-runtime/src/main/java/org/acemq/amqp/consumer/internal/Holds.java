@@ -53,6 +53,25 @@ final class Holds {
         }
     }
 
+    /**
+     * Takes a delivery's hold back, if it has not run yet.
+     *
+     * @return true if the hold will not run; false if it ran or runs now (it settles the delivery), or none exists
+     */
+    boolean cancel(Delivery delivery) {
+        for (Hold h : holds) {
+            if (h.delivery == delivery && h.done.compareAndSet(false, true)) {
+                holds.remove(h);
+                Future<?> f = h.future;
+                if (f != null) {
+                    f.cancel(false);
+                }
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Settles every held delivery now (shutdown). */
     void settleAll() {
         List<Hold> all = new ArrayList<>(holds);

@@ -58,6 +58,7 @@ final class Runner {
     void run(Delivery d) {
         Verdict verdict = null;
         boolean handedOver = false;
+        Delivery.State before = null;
         try {
             d.moveTo(Delivery.State.RUNNING);
             d.claimAtStart = false;
@@ -73,10 +74,11 @@ final class Runner {
             }
             verdicts.log(d, verdict);
             handedOver = true;
+            before = d.state();
             ending.end(d, verdict, true);
         } catch (RuntimeException | Error e) {
-            if (handedOver) {
-                throw e;
+            if (handedOver && d.state() != before) {
+                throw e; // the end stage took it (another thread may be settling it): not ours to settle again
             }
             verdict = settler.failed(d, e);
         } finally {

@@ -76,8 +76,9 @@ final class Settler {
                         LogSafe.id(claim.messageId()), Errors.describe(re));
             }
         }
-        if (d.state() == Delivery.State.SETTLED) {
-            return null;
+        if (d.state() == Delivery.State.SETTLED
+                || (d.state() == Delivery.State.HELD && !holds.cancel(d))) {
+            return null; // settled already, or its hold is settling it
         }
         d.moveTo(Delivery.State.SETTLED);
         d.completed(settlement.settle(d, verdict));

@@ -91,9 +91,14 @@ class ClaimEndsTest {
         assertThat(times).as("retried, the pause doubling").hasSizeGreaterThan(3).startsWith(0L, 20L, 60L, 140L);
         assertThat(times).as("never after the timeout").allMatch(t -> t <= CONFIRM_TIMEOUT.toMillis());
         assertThat(s.endsScheduler.delays).as("one pause between two attempts").hasSize(times.size() - 1);
-        for (int i = 1; i < s.endsScheduler.delays.size(); i++) {
+        int last = s.endsScheduler.delays.size() - 1;
+        for (int i = 1; i < last; i++) {
             assertThat(s.endsScheduler.delays.get(i)).isEqualTo(s.endsScheduler.delays.get(i - 1).multipliedBy(2));
         }
+        assertThat(s.endsScheduler.delays.get(last)).as("the last pause is cut to what is left of the timeout")
+                .isLessThanOrEqualTo(s.endsScheduler.delays.get(last - 1).multipliedBy(2));
+        assertThat(times.get(times.size() - 1)).as("a last attempt at the deadline itself")
+                .isEqualTo(CONFIRM_TIMEOUT.toMillis());
         assertThat(s.settlement.summary()).as("confirmNotRecorded: accepted anyway (the work is done)")
                 .containsExactly("a ACCEPTED/PROCESSED");
         Stages.Sent sent = s.settlement.sent.get(0);
@@ -102,6 +107,19 @@ class ClaimEndsTest {
                 .get(times.size() - 1));
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(d.completed).isTrue();
+    }
+
+    @Test
+    void aConsumerClosedDuringTheRetriesStopsThemAtOnceInsteadOfSpinning() {
+        Delivery d = running("a");
+        s.store.confirmFailures.set(Integer.MAX_VALUE);
+        s.endsScheduler.closed = true;
+
+        s.completions.end(d, Verdict.PROCESSED, true); // on this thread: returns only once settled
+
+        assertThat(s.store.confirmTimes).as("one attempt, no retry without a pause").hasSize(1);
+        assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED");
+        assertThat(s.settlement.sent.get(0).confirmedInStore()).isFalse();
     }
 
     @Test

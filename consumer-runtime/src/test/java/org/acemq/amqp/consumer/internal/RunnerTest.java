@@ -173,6 +173,23 @@ class RunnerTest {
     }
 
     @Test
+    void aVerdictTheEndStageRefusesIsSettledAsAnUnexpectedFailureNotLeftHanging() {
+        Delivery[] self = new Delivery[1];
+        behaviour = e -> self[0].moveTo(Delivery.State.ENDING); // a bug elsewhere moved the delivery on
+        Stages s = stages(orders());
+        Delivery d = admitted(s, "a");
+        self[0] = d;
+
+        s.runner.run(d);
+
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
+        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+                "settle [orders|s:a] RELEASED/FAILED");
+        assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(d.completed).isTrue();
+    }
+
+    @Test
     void aDeliveryThatWasNotAdmittedIsSettledAsAnUnexpectedFailureAndItsClaimReleased() {
         Stages s = stages(orders());
         Delivery d = s.deliveries.of("a");

@@ -112,6 +112,21 @@ class SettlerTest {
     }
 
     @Test
+    void anUnexpectedFailureOnAHeldDeliveryTakesTheHoldBackAndSettlesOnce() {
+        Delivery d = s.deliveries.of("a");
+        d.key = s.key("a");
+        s.settler.settle(d, LATER);
+        assertThat(d.state()).isEqualTo(Delivery.State.HELD);
+
+        assertThat(s.settler.failed(d, new IllegalStateException("test"))).isNotNull();
+
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
+        assertThat(s.holds.oldest(s.time.read())).as("the hold is gone").isZero();
+        s.advance(Duration.ofSeconds(2)); // the hold's time passes: it does not fire
+        assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
+    }
+
+    @Test
     void anUnexpectedFailureOnASettledDeliverySendsNothingMore() {
         Delivery d = s.deliveries.of("a");
         d.key = s.key("a");

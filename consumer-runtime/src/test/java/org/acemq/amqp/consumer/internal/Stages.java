@@ -56,9 +56,14 @@ final class Stages {
     /** The scheduler {@link ClaimEnds} waits on: the manual time's, with each delay asked for recorded. */
     final class RecordingScheduler implements Scheduler {
         final List<Duration> delays = new CopyOnWriteArrayList<>();
+        /** The consumer is closed: every schedule is refused, as a shut-down executor does. */
+        volatile boolean closed;
 
         @Override
         public Future<?> schedule(Runnable task, Duration delay) {
+            if (closed) {
+                throw new java.util.concurrent.RejectedExecutionException("closed");
+            }
             Future<?> f = time.schedule(task, delay);
             delays.add(delay);
             return f;
