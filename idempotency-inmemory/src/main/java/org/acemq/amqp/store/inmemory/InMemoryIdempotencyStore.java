@@ -41,6 +41,13 @@ import org.acemq.amqp.api.StoreUnavailableException;
  *       the publisher's retry window. Must be at least the lease.</td></tr>
  *   <tr><td>{@code maxEntries}</td><td>{@link #DEFAULT_MAX_ENTRIES} (1,000,000)</td><td>The bound on remembered
  *       identifiers; {@link #UNBOUNDED} for none. See "Bounded memory".</td></tr>
+ *   <tr><td>{@code expectedEntries}</td><td>0 (none)</td><td>How many identifiers to size the hash table for up
+ *       front, at most {@code maxEntries}: below that many the table never grows, so no insert pays for a resize
+ *       (copying every entry to a table twice the size) while the consumer runs. It costs the table's memory at
+ *       once, 5 to 11 bytes per expected identifier with compressed oops (the table is the next power of two
+ *       above {@code expectedEntries / 0.75}); the entries themselves are allocated as they come. Give it the number
+ *       of identifiers a full retention holds (rate × retention) when that is known; without it the table starts
+ *       small and doubles as it fills.</td></tr>
  *   <tr><td>{@code clock}</td><td>{@link Clock#systemUTC()}</td><td>The time leases and retention are measured
  *       with; tests inject a clock they can move.</td></tr>
  *   <tr><td>{@code owner}</td><td>a generated name</td><td>This instance's owner identity (see "Owners").</td></tr>
@@ -180,6 +187,11 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
     /** @return the bound on remembered identifiers, {@link #UNBOUNDED} for none */
     public long maxEntries() {
         return state.maxEntries;
+    }
+
+    /** @return how many identifiers the hash table was sized for when the store was built; 0 if not presized */
+    public int expectedEntries() {
+        return state.expectedEntries;
     }
 
     /** @return how many identifiers are held in memory now, including forgotten ones not yet swept */
@@ -609,6 +621,7 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         private Duration lease = DEFAULT_LEASE;
         private Duration retention = DEFAULT_RETENTION;
         private long maxEntries = DEFAULT_MAX_ENTRIES;
+        private int expectedEntries;
         private Clock clock = Clock.systemUTC();
         private String owner;
 
@@ -650,6 +663,25 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         }
 
         /**
+         * Sizes the store's hash table up front for {@code expectedEntries} identifiers, so that it does not grow
+         * (no resize, no copying of entries) until it holds more than that many. The table's memory (5 to 11 bytes per
+         * expected identifier) is taken at once; entries are still allocated as they arrive. A hint only: the store
+         * holds more or fewer identifiers just the same.
+         *
+         * @param expectedEntries how many identifiers to size for; 0 (the default) for no presizing; at most
+         *     {@code maxEntries} (checked by {@link #build()})
+         * @return this builder
+         * @throws IllegalArgumentException if negative
+         */
+        public Builder expectedEntries(int expectedEntries) {
+            if (expectedEntries < 0) {
+                throw new IllegalArgumentException("expectedEntries must be >= 0, but was " + expectedEntries);
+            }
+            this.expectedEntries = expectedEntries;
+            return this;
+        }
+
+        /**
          * @param clock the time source for leases and retention; default {@link Clock#systemUTC()}
          * @return this builder
          */
@@ -670,13 +702,18 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
 
         /**
          * @return a new store over new, empty state
-         * @throws IllegalArgumentException if the retention is shorter than the lease
+         * @throws IllegalArgumentException if the retention is shorter than the lease, or {@code expectedEntries} is
+         *     above {@code maxEntries}
          */
         public InMemoryIdempotencyStore build() {
             if (retention.compareTo(lease) < 0) {
                 throw new IllegalArgumentException("retention must be >= lease (" + lease + "), but was " + retention);
             }
-            SharedState state = new SharedState(lease, retention, maxEntries, clock);
+            if (expectedEntries > maxEntries) {
+                throw new IllegalArgumentException("expectedEntries must be <= maxEntries (" + maxEntries
+                        + "), but was " + expectedEntries);
+            }
+            SharedState state = new SharedState(lease, retention, maxEntries, expectedEntries, clock);
             return new InMemoryIdempotencyStore(state, owner != null ? owner : state.newOwner());
         }
 

@@ -21,12 +21,13 @@ final class SharedState {
     /** Largest sample of deadlines sorted to estimate the eviction cutoff. */
     private static final int CUTOFF_SAMPLE = 8192;
 
-    final ConcurrentHashMap<String, Entry> entries = new ConcurrentHashMap<>();
+    final ConcurrentHashMap<String, Entry> entries;
     final Duration lease;
     final Duration retention;
     final long leaseMillis;
     final long retentionMillis;
     final long maxEntries;
+    final int expectedEntries;
     final Clock clock;
 
     private final ConcurrentHashMap<String, Integer> owners = new ConcurrentHashMap<>();
@@ -40,7 +41,14 @@ final class SharedState {
     /** How many slots one eviction frees: maxEntries / 16, at least 1, at most 65,536. */
     private final long batch;
 
-    SharedState(Duration lease, Duration retention, long maxEntries, Clock clock) {
+    /**
+     * @param expectedEntries how many identifiers the map is sized for up front (it does not grow below that many);
+     *     0 for the map's own small default
+     */
+    SharedState(Duration lease, Duration retention, long maxEntries, int expectedEntries, Clock clock) {
+        // ConcurrentHashMap(n) picks a table whose resize threshold is above n, so n entries never resize it
+        this.entries = expectedEntries > 0 ? new ConcurrentHashMap<>(expectedEntries) : new ConcurrentHashMap<>();
+        this.expectedEntries = expectedEntries;
         this.lease = lease;
         this.retention = retention;
         this.leaseMillis = ceilMillis(lease);

@@ -26,6 +26,7 @@ class InMemoryIdempotencyStoreBuilderTest {
         assertThat(store.retention()).isEqualTo(InMemoryIdempotencyStore.DEFAULT_RETENTION);
         assertThat(store.maxEntries()).isEqualTo(InMemoryIdempotencyStore.DEFAULT_MAX_ENTRIES);
         assertThat(store.owner()).isNotBlank();
+        assertThat(store.expectedEntries()).as("no presizing unless asked").isZero();
         assertThat(InMemoryIdempotencyStore.builder().build().maxEntries()).isEqualTo(1_000_000L);
     }
 
@@ -58,6 +59,11 @@ class InMemoryIdempotencyStoreBuilderTest {
                 .isInstanceOf(NullPointerException.class).hasMessage("retention must not be null");
         assertThatThrownBy(() -> builder.maxEntries(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("maxEntries must be >= 1, but was 0");
+        assertThatThrownBy(() -> builder.expectedEntries(-1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("expectedEntries must be >= 0, but was -1");
+        assertThatThrownBy(() -> InMemoryIdempotencyStore.builder().maxEntries(100).expectedEntries(101).build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("expectedEntries must be <= maxEntries (100), but was 101");
         assertThatThrownBy(() -> builder.clock(null))
                 .isInstanceOf(NullPointerException.class).hasMessage("clock must not be null");
         assertThatThrownBy(() -> builder.owner(" "))
@@ -65,6 +71,25 @@ class InMemoryIdempotencyStoreBuilderTest {
         assertThatThrownBy(() -> builder.lease(Duration.ofMinutes(5)).retention(Duration.ofMinutes(1)).build())
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("retention must be >= lease (PT5M), but was PT1M");
+    }
+
+    @Test
+    void expectedEntriesIsAHintThatBoundsNothing() {
+        InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder().maxEntries(1_000).expectedEntries(1_000)
+                .build();
+        assertThat(store.expectedEntries()).isEqualTo(1_000);
+        assertThat(store.newPeer().expectedEntries()).as("peers share the one table").isEqualTo(1_000);
+        assertThat(InMemoryIdempotencyStore.builder().expectedEntries(0).build().expectedEntries()).isZero();
+
+        InMemoryIdempotencyStore small = InMemoryIdempotencyStore.builder()
+                .maxEntries(InMemoryIdempotencyStore.UNBOUNDED).expectedEntries(4).build();
+        for (int i = 0; i < 100; i++) {
+            small.confirm(small.acquire("id-" + i));
+        }
+        assertThat(small.size()).as("more identifiers than expected are held all the same").isEqualTo(100);
+        for (int i = 0; i < 100; i++) {
+            assertThat(small.tryClaim("id-" + i)).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        }
     }
 
     @Test

@@ -777,7 +777,7 @@ public final class EndToEndBenchmark {
             return raw(queue, n, mode.equals("raw") ? 0 : threads, mode);
         }
         if (mode.startsWith("memory-")) {
-            return runtime(mode, queue, n, threads, CREDIT - threads, memoryStore(), e -> { }, null);
+            return runtime(mode, queue, n, threads, CREDIT - threads, memoryStore(n), e -> { }, null);
         }
         if (mode.startsWith("spring-")) {
             Sample s = PeerConsumers.spring(client, HOST, broker.port(), queue, n, threads, CREDIT / threads, b, mode);
@@ -900,11 +900,14 @@ public final class EndToEndBenchmark {
 
     /**
      * A fresh unbounded in-memory store already holding {@code storePreload} confirmed ids, so its hash table is at the
-     * size a long-running consumer's would be (no table growth inside the measurement) and no eviction ever runs.
+     * size a long-running consumer's would be and no eviction ever runs. It is presized
+     * ({@code expectedEntries}) for the pre-loaded ids plus the {@code messages} of the measurement, so the table
+     * never grows inside the measurement, whatever {@code --store-preload} is.
      */
-    private InMemoryIdempotencyStore memoryStore() {
+    private InMemoryIdempotencyStore memoryStore(int messages) {
         InMemoryIdempotencyStore store = InMemoryIdempotencyStore.builder()
-                .maxEntries(InMemoryIdempotencyStore.UNBOUNDED).build();
+                .maxEntries(InMemoryIdempotencyStore.UNBOUNDED)
+                .expectedEntries((int) Math.min(Integer.MAX_VALUE, (long) options.storePreload + messages)).build();
         for (int i = 0; i < options.storePreload; i++) {
             String id = "preload-" + i;
             store.tryClaim(id);
@@ -1094,7 +1097,8 @@ public final class EndToEndBenchmark {
 
             @Override
             public InMemoryIdempotencyStore memoryStore() {
-                return EndToEndBenchmark.this.memoryStore();
+                // sized for the pre-loaded ids; a latency measurement's messages fit in the table's head-room
+                return EndToEndBenchmark.this.memoryStore(0);
             }
         }, options.latencyPublishers);
         StringBuilder sb = new StringBuilder();
