@@ -32,10 +32,17 @@ final class Completions {
     private final ClaimEnds ends;
     private final Ticker ticker;
     private final long beatNanos;
+    private static final Delivery[] NONE = new Delivery[0];
+    /** The most deliveries of the pending stack the heartbeat walks (the stack may be taken while it walks it). */
+    private static final int MAX_WALK = 10_000;
+
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
-    /** Every delivery handed over and not yet settled, for the lease heartbeat (the stack cannot be walked). */
-    private final java.util.Set<Delivery> ending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /**
+     * The batch the leader is ending now, for the lease heartbeat (published only where leases are renewed): the
+     * deliveries it took off the stack are out of the heartbeat's reach otherwise. No set, no per-delivery tracking.
+     */
+    private volatile Delivery[] inFlight = NONE;
 
     /** @param beatNanos the lease renewal period, 0 if leases are not renewed */
     Completions(String name, OutcomePolicy policy, Settler settler, ClaimEnds ends, Ticker ticker, long beatNanos) {
@@ -95,9 +102,6 @@ final class Completions {
 
     /** Hands over a delivery without leading a store call now; {@link #drive()} must follow. */
     private void push(Delivery d) {
-        if (d.nextBeatNanos != 0) {
-            ending.add(d); // only for the heartbeat: nothing to track where leases are not renewed
-        }
         Delivery head;
         do {
             head = pending.get();
@@ -111,12 +115,31 @@ final class Completions {
             try {
                 Delivery stack = pending.getAndSet(null);
                 if (stack != null) {
+                    if (beatNanos > 0) {
+                        inFlight = toArray(stack);
+                    }
                     complete(reverse(stack));
                 }
             } finally {
+                if (beatNanos > 0) {
+                    inFlight = NONE;
+                }
                 busy.set(false);
             }
         }
+    }
+
+    private static Delivery[] toArray(Delivery stack) {
+        int n = 0;
+        for (Delivery d = stack; d != null; d = d.nextPending) {
+            n++;
+        }
+        Delivery[] all = new Delivery[n];
+        int i = 0;
+        for (Delivery d = stack; d != null; d = d.nextPending) {
+            all[i++] = d;
+        }
+        return all;
     }
 
     private static Delivery reverse(Delivery stack) {
@@ -185,15 +208,26 @@ final class Completions {
         } catch (RuntimeException | Error e) {
             LOG.error("Subscription '{}': a delivery could not be settled", name, e);
         } finally {
-            ending.remove(d);
             d.completed(sent);
         }
     }
 
-    /** Calls {@code action} for each delivery handed over and not yet settled (a snapshot is not needed). */
+    /**
+     * Calls {@code action} for each delivery handed over whose claim has not ended yet: those the leader ends now,
+     * then those waiting on the stack. The stack is walked without a lock (bounded: the leader may take and reorder it
+     * meanwhile), so a delivery may be missed by one sweep or seen twice; the heartbeat's next sweep makes up for it.
+     */
     void forEachEnding(java.util.function.Consumer<Delivery> action) {
-        for (Delivery d : ending) {
-            action.accept(d);
+        for (Delivery d : inFlight) {
+            if (d.state() == Delivery.State.ENDING) {
+                action.accept(d);
+            }
+        }
+        int walked = 0;
+        for (Delivery d = pending.get(); d != null && walked < MAX_WALK; d = d.nextPending, walked++) {
+            if (d.state() == Delivery.State.ENDING) {
+                action.accept(d);
+            }
         }
     }
 }
