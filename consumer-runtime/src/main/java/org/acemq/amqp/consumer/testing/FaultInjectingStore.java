@@ -44,9 +44,9 @@ import org.acemq.amqp.consumer.StoreOperation;
  * ({@code release}, {@code releaseAll}), {@code RENEW} ({@code renew}) and {@code PROBE} ({@code isConfirmed}).
  * {@code attempts} fails while the store is down and is otherwise passed through; {@code leaseDuration} and
  * {@code retention} always are. A call goes through these steps, in order: it is recorded (and told to the listeners
- * added with {@link #onCall}, on the calling thread), waits at its operation's
- * gate ({@link #hold}), waits out its delay ({@link #delay}), fails if a fault applies (down, an error set with
- * {@link #failWith}, a failure left from {@link #failNext}, a refused key), and otherwise reaches the wrapped store.
+ * added with {@link #onCall}, on the calling thread), waits at its operation's gate ({@link #hold}), waits out its
+ * delay ({@link #delay}), fails if a fault applies (down, an error set with {@link #failWith}, a failure left from
+ * {@link #failNext}, a refused key), and otherwise reaches the wrapped store.
  * An injected outage is a {@link StoreUnavailableException} caused by a {@link ConnectException}, as a real store's
  * would be.
  *
