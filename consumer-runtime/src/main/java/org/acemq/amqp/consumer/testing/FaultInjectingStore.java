@@ -2,6 +2,9 @@ package org.acemq.amqp.consumer.testing;
 
 import java.net.ConnectException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +15,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.InvalidMessageIdException;
@@ -32,15 +36,17 @@ import org.acemq.amqp.consumer.StoreOperation;
  * store.failNext(StoreOperation.CONFIRM, 2);          // the next two confirms fail, then they work again
  * store.refuse("orders|s:bad");                       // claiming this key throws InvalidMessageIdException
  * store.calls(StoreOperation.CLAIM);                  // the number of keys of each claim call, in order
+ * store.history();                                    // every call, e.g. "acquireAll [orders|s:a, orders|s:b]"
  * }</pre>
  *
  * <p>Operations are named with {@link StoreOperation}: {@code CLAIM} ({@code acquire}, {@code acquireAll},
  * {@code claim}, {@code tryClaim}), {@code CONFIRM} ({@code confirm}, {@code confirmAll}), {@code RELEASE}
  * ({@code release}, {@code releaseAll}), {@code RENEW} ({@code renew}) and {@code PROBE} ({@code isConfirmed}).
  * {@code attempts} fails while the store is down and is otherwise passed through; {@code leaseDuration} and
- * {@code retention} always are. A call goes through these steps, in order: it is recorded, waits at its operation's
- * gate ({@link #hold}), waits out its delay ({@link #delay}), fails if a fault applies (down, an error set with
- * {@link #failWith}, a failure left from {@link #failNext}, a refused key), and otherwise reaches the wrapped store.
+ * {@code retention} always are. A call goes through these steps, in order: it is recorded (and told to the listeners
+ * added with {@link #onCall}, on the calling thread), waits at its operation's gate ({@link #hold}), waits out its
+ * delay ({@link #delay}), fails if a fault applies (down, an error set with {@link #failWith}, a failure left from
+ * {@link #failNext}, a refused key), and otherwise reaches the wrapped store.
  * An injected outage is a {@link StoreUnavailableException} caused by a {@link ConnectException}, as a real store's
  * would be.
  *
@@ -68,7 +74,39 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     private final AtomicInteger refusedConfirms = new AtomicInteger();
     private volatile boolean down;
     private volatile String refusedKey;
+    private volatile boolean refusalNamesKey = true;
+    private final List<Call> history = new CopyOnWriteArrayList<>();
+    private final List<Consumer<? super Call>> listeners = new CopyOnWriteArrayList<>();
     private volatile String refusedConfirmKey;
+
+    /**
+     * One call the store received, as {@link #history()} and the {@link #onCall} listeners see it.
+     *
+     * @param operation the operation the call belongs to
+     * @param method the name of the method called ({@code acquireAll}, {@code confirm}, {@code isConfirmed}, ...)
+     * @param keys the keys it named, in order (one for a single call)
+     */
+    public record Call(StoreOperation operation, String method, List<String> keys) {
+
+        /**
+         * Copies {@code keys} (a key may be null: the call is recorded as it was made).
+         *
+         * @param operation the operation the call belongs to
+         * @param method the name of the method called
+         * @param keys the keys it named, in order
+         */
+        public Call {
+            Objects.requireNonNull(operation, "operation");
+            Objects.requireNonNull(method, "method");
+            keys = Collections.unmodifiableList(new ArrayList<>(keys));
+        }
+
+        /** @return the method and its keys, for example {@code acquireAll [orders|s:a, orders|s:b]} */
+        @Override
+        public String toString() {
+            return method + " " + keys;
+        }
+    }
 
     /** What is set and recorded for one operation. */
     private static final class Operation {
@@ -161,6 +199,19 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
      * @param key the store key, as the consumer passes it (for example {@code orders|s:order-7})
      */
     public void refuse(String key) {
+        refuse(key, true);
+    }
+
+    /**
+     * As {@link #refuse(String)}; with {@code namesKey} false the {@link InvalidMessageIdException} names no key
+     * ({@link InvalidMessageIdException#messageId()} is null), as from a store that can tell a batch held a key it
+     * cannot hold but not which one.
+     *
+     * @param key the store key, or null: no key is refused
+     * @param namesKey whether the exception names the refused key
+     */
+    public void refuse(String key, boolean namesKey) {
+        this.refusalNamesKey = namesKey;
         this.refusedKey = key;
     }
 
@@ -239,6 +290,26 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     }
 
     /**
+     * @return every call received so far (of the operations {@link #calls} counts), in the order they arrived;
+     *     failed and waiting calls included
+     */
+    public List<Call> history() {
+        return List.copyOf(history);
+    }
+
+    /**
+     * Adds a listener told of each call (those {@link #history()} records) as it is recorded: on the calling thread,
+     * before the call waits at its gate or fails, so a test can write store calls and its own events (what its
+     * handler did, what was settled) into one log in the order they happened. A listener must be quick and must not
+     * throw; it cannot be removed.
+     *
+     * @param listener what to tell
+     */
+    public void onCall(Consumer<? super Call> listener) {
+        listeners.add(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
      * @param operation which calls
      * @return how many calls of this operation failed with an injected outage (down or {@link #failNext})
      */
@@ -291,9 +362,15 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     }
 
     /** Records the call, waits at the gate and out the delay, and throws a fault that applies to every key. */
-    private void enter(StoreOperation operation, int keys) {
+    private void enter(StoreOperation operation, String method, List<String> keyList) {
+        int keys = keyList.size();
         Operation op = op(operation);
         op.calls.add(keys);
+        Call call = new Call(operation, method, keyList);
+        history.add(call);
+        for (Consumer<? super Call> listener : listeners) {
+            listener.accept(call);
+        }
         op.waiting.incrementAndGet();
         try {
             op.gate.acquireUninterruptibly(Math.max(1, keys));
@@ -337,7 +414,8 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     private void checkClaimable(List<String> keys) {
         String key = refusedKey;
         if (key != null && keys.contains(key)) {
-            throw new InvalidMessageIdException(key, "the test store cannot hold this key", null);
+            throw new InvalidMessageIdException(refusalNamesKey ? key : null, "the test store cannot hold this key",
+                    null);
         }
     }
 
@@ -352,6 +430,14 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
                 throw new InvalidMessageIdException(key, "the test store cannot record this key", null);
             }
         }
+    }
+
+    private static List<String> ids(List<Claim> claims) {
+        String[] ids = new String[claims.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = claims.get(i).messageId();
+        }
+        return Arrays.asList(ids);
     }
 
     private Claim granted(Claim claim) {
@@ -379,7 +465,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     @Override
     public boolean claim(String messageId) {
-        enter(StoreOperation.CLAIM, 1);
+        enter(StoreOperation.CLAIM, "claim", Collections.singletonList(messageId));
         checkClaimable(List.of(messageId));
         boolean won = delegate.claim(messageId);
         if (won) {
@@ -391,7 +477,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     @Override
     public ClaimResult tryClaim(String messageId) {
-        enter(StoreOperation.CLAIM, 1);
+        enter(StoreOperation.CLAIM, "tryClaim", Collections.singletonList(messageId));
         checkClaimable(List.of(messageId));
         ClaimResult result = delegate.tryClaim(messageId);
         if (result == ClaimResult.CLAIMED) {
@@ -403,7 +489,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     @Override
     public void confirm(String messageId) {
-        enter(StoreOperation.CONFIRM, 1);
+        enter(StoreOperation.CONFIRM, "confirm", Collections.singletonList(messageId));
         String key = refusedConfirmKey;
         if (messageId.equals(key)) {
             refusedConfirms.incrementAndGet();
@@ -415,14 +501,14 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     @Override
     public void release(String messageId) {
-        enter(StoreOperation.RELEASE, 1);
+        enter(StoreOperation.RELEASE, "release", Collections.singletonList(messageId));
         liveClaims.remove(messageId);
         delegate.release(messageId);
     }
 
     @Override
     public boolean isConfirmed(String messageId) {
-        enter(StoreOperation.PROBE, 1);
+        enter(StoreOperation.PROBE, "isConfirmed", Collections.singletonList(messageId));
         return delegate.isConfirmed(messageId);
     }
 
@@ -431,7 +517,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public Claim acquire(String messageId) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CLAIM, 1);
+        enter(StoreOperation.CLAIM, "acquire", Collections.singletonList(messageId));
         checkClaimable(List.of(messageId));
         return granted(store.acquire(messageId));
     }
@@ -439,7 +525,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public Claim acquire(String messageId, String fingerprint) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CLAIM, 1);
+        enter(StoreOperation.CLAIM, "acquire", Collections.singletonList(messageId));
         checkClaimable(List.of(messageId));
         return granted(store.acquire(messageId, fingerprint));
     }
@@ -452,7 +538,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public List<Claim> acquireAll(List<String> messageIds) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CLAIM, messageIds.size());
+        enter(StoreOperation.CLAIM, "acquireAll", messageIds);
         checkClaimable(messageIds);
         return granted(store.acquireAll(messageIds));
     }
@@ -460,7 +546,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CLAIM, messageIds.size());
+        enter(StoreOperation.CLAIM, "acquireAll", messageIds);
         checkClaimable(messageIds);
         return granted(store.acquireAll(messageIds, fingerprints));
     }
@@ -468,14 +554,14 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public boolean renew(Claim claim) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.RENEW, 1);
+        enter(StoreOperation.RENEW, "renew", Collections.singletonList(claim.messageId()));
         return store.renew(claim);
     }
 
     @Override
     public boolean confirm(Claim claim) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CONFIRM, 1);
+        enter(StoreOperation.CONFIRM, "confirm", Collections.singletonList(claim.messageId()));
         checkConfirmable(List.of(claim));
         boolean held = store.confirm(claim);
         liveClaims.remove(claim.messageId());
@@ -485,7 +571,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public List<Claim> confirmAll(List<Claim> claims) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.CONFIRM, claims.size());
+        enter(StoreOperation.CONFIRM, "confirmAll", ids(claims));
         checkConfirmable(claims);
         List<Claim> lost = store.confirmAll(claims);
         claims.forEach(c -> liveClaims.remove(c.messageId()));
@@ -495,7 +581,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public boolean release(Claim claim) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.RELEASE, 1);
+        enter(StoreOperation.RELEASE, "release", Collections.singletonList(claim.messageId()));
         liveClaims.remove(claim.messageId());
         return store.release(claim);
     }
@@ -503,7 +589,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     @Override
     public void releaseAll(List<Claim> claims) {
         LeasedIdempotencyStore store = leased();
-        enter(StoreOperation.RELEASE, claims.size());
+        enter(StoreOperation.RELEASE, "releaseAll", ids(claims));
         claims.forEach(c -> liveClaims.remove(c.messageId()));
         store.releaseAll(claims);
     }

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.acemq.amqp.api.Claim;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
 import org.apache.qpid.protonj2.client.Message;
 import org.junit.jupiter.api.Test;
@@ -21,8 +22,8 @@ class AdmissionTest {
             .maxAttempts(2).build());
 
     private void confirmed(String id) {
-        Claim c = s.store.delegate.acquire(s.key(id));
-        s.store.delegate.confirm(c);
+        Claim c = s.memory.acquire(s.key(id));
+        s.memory.confirm(c);
     }
 
     @Test
@@ -35,7 +36,7 @@ class AdmissionTest {
             assertThat(d.claim).isNotNull();
             assertThat(d.claimAtStart).isFalse();
         });
-        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:b, orders|s:c]");
+        assertThat(s.log).containsExactly("acquireAll [orders|s:a, orders|s:b, orders|s:c]");
         assertThat(s.settlement.sent).isEmpty();
         assertThat(handled).as("admitting runs no handler").isEmpty();
     }
@@ -45,7 +46,7 @@ class AdmissionTest {
         List<Delivery> run = s.admitted("a", "b", "a");
 
         assertThat(run).hasSize(3).allSatisfy(d -> assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED));
-        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:b]");
+        assertThat(s.log).containsExactly("acquireAll [orders|s:a, orders|s:b]");
         Delivery copy = run.get(2);
         assertThat(copy.claimAtStart).isTrue();
         assertThat(copy.claim).isNull();
@@ -84,14 +85,14 @@ class AdmissionTest {
         assertThat(undecodable.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(undecodable.completed).isTrue();
         assertThat(noId.state()).isEqualTo(Delivery.State.SETTLED);
-        assertThat(s.store.calls).as("decided before the claim; only the good one is claimed")
+        assertThat(s.log).as("decided before the claim; only the good one is claimed")
                 .containsExactly("settle [null] REJECTED/UNDECODABLE", "settle [null] REJECTED/MISSING_ID",
                         "acquire [orders|s:good]");
     }
 
     @Test
     void aCopyInProgressElsewhereIsHeldForTheInProgressDelayThenReleased() {
-        s.store.delegate.newPeer().acquire(s.key("busy"));
+        s.memory.newPeer().acquire(s.key("busy"));
         Delivery busy = s.deliveries.of("busy");
 
         List<Delivery> run = s.admission.admit(List.of(busy));
@@ -110,7 +111,7 @@ class AdmissionTest {
     @Test
     void aPoisonMessageIsRejectedAtAdmissionItsClaimReleasedFirst() {
         for (int i = 0; i < 2; i++) { // two earlier attempts that did not finish
-            s.store.delegate.release(s.store.delegate.acquire(s.key("poison")));
+            s.memory.release(s.memory.acquire(s.key("poison")));
         }
 
         List<Delivery> run = s.admitted("poison");
@@ -118,13 +119,13 @@ class AdmissionTest {
         assertThat(run).isEmpty();
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("poison REJECTED/POISON");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:poison]", "release [orders|s:poison]",
+        assertThat(s.log).containsExactly("acquire [orders|s:poison]", "release [orders|s:poison]",
                 "settle [orders|s:poison] REJECTED/POISON");
     }
 
     @Test
     void aRefusedKeyIsRejectedAndTheRestOfTheBatchAdmitted() {
-        s.store.refused = s.key("bad");
+        s.store.refuse(s.key("bad"));
 
         List<Delivery> run = s.admitted("a", "bad", "c");
 
@@ -134,18 +135,18 @@ class AdmissionTest {
 
     @Test
     void aStoreOutageReleasesTheWholeBatchAndAStoreKnownDownIsNotAsked() {
-        s.store.claimsDown = true;
+        s.store.down(true);
 
         assertThat(s.admitted("a", "b")).isEmpty();
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/STORE_UNAVAILABLE",
                 "b RELEASED/STORE_UNAVAILABLE");
         assertThat(s.gate.paused()).isTrue();
-        int calls = s.store.calls.size();
+        int calls = s.log.size();
 
         assertThat(s.admitted("c")).isEmpty();
         assertThat(s.settlement.summary()).endsWith("c RELEASED/STORE_UNAVAILABLE");
-        assertThat(s.store.calls).as("paused: no claim tried").hasSize(calls + 1);
+        assertThat(s.log).as("paused: no claim tried").hasSize(calls + 1);
     }
 
     @Test
@@ -155,12 +156,12 @@ class AdmissionTest {
         assertThat(s.admitted("a", "b")).isEmpty();
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/SHUTDOWN", "b RELEASED/SHUTDOWN");
-        assertThat(s.store.claimCalls()).isZero();
+        assertThat(s.claimCalls()).isZero();
     }
 
     @Test
     void anErrorFromTheStoreSettlesTheBatchAsAnUnexpectedFailure() {
-        s.store.claimError = new NoClassDefFoundError("test: a linkage error in the store");
+        s.store.failWith(StoreOperation.CLAIM, new NoClassDefFoundError("test: a linkage error in the store"));
         Delivery a = s.deliveries.of("a");
         Delivery b = s.deliveries.of("b");
 
@@ -182,7 +183,7 @@ class AdmissionTest {
                     asked.add(r.reason().name());
                     return org.acemq.amqp.consumer.RejectionHandler.Decision.ACCEPT;
                 }).build());
-        accepting.store.delegate.release(accepting.store.delegate.acquire(accepting.key("poison")));
+        accepting.memory.release(accepting.memory.acquire(accepting.key("poison")));
         Delivery undecodable = accepting.deliveries.undecodable();
         Delivery poison = accepting.deliveries.of("poison");
 
@@ -193,8 +194,8 @@ class AdmissionTest {
         assertThat(asked).containsExactly("UNDECODABLE", "POISON");
         assertThat(accepting.settlement.summary()).containsExactly("null ACCEPTED/UNDECODABLE",
                 "poison ACCEPTED/POISON");
-        assertThat(accepting.store.calls).as("taken over: done, so its claim is confirmed, not released")
+        assertThat(accepting.log).as("taken over: done, so its claim is confirmed, not released")
                 .containsSubsequence("confirm [orders|s:poison]", "settle [orders|s:poison] ACCEPTED/POISON");
-        assertThat(accepting.store.delegate.isConfirmed(accepting.key("poison"))).isTrue();
+        assertThat(accepting.memory.isConfirmed(accepting.key("poison"))).isTrue();
     }
 }

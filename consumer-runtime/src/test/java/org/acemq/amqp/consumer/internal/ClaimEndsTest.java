@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -67,11 +68,11 @@ class ClaimEndsTest {
     @Test
     void aStoreThatAnswersWithinTheTimeoutLosesNothing() throws Exception {
         Delivery d = running("a");
-        s.store.confirmFailures.set(3);
+        s.store.failNext(StoreOperation.CONFIRM, 3);
 
         endInMovedTime(d, Verdict.PROCESSED);
 
-        assertThat(millis(s.store.confirmTimes)).as("first at once, then after 20, 40, 80 ms")
+        assertThat(millis(s.confirmTimes)).as("first at once, then after 20, 40, 80 ms")
                 .containsExactly(0L, 20L, 60L, 140L);
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED");
         Stages.Sent sent = s.settlement.sent.get(0);
@@ -83,11 +84,11 @@ class ClaimEndsTest {
     @Test
     void aConfirmThatIsNotRecordedWithinTheTimeoutIsSettledAsThePolicySays() throws Exception {
         Delivery d = running("a");
-        s.store.confirmFailures.set(Integer.MAX_VALUE);
+        s.store.failNext(StoreOperation.CONFIRM, Integer.MAX_VALUE);
 
         endInMovedTime(d, Verdict.PROCESSED);
 
-        List<Long> times = millis(s.store.confirmTimes);
+        List<Long> times = millis(s.confirmTimes);
         assertThat(times).as("retried, the pause doubling").hasSizeGreaterThan(3).startsWith(0L, 20L, 60L, 140L);
         assertThat(times).as("never after the timeout").allMatch(t -> t <= CONFIRM_TIMEOUT.toMillis());
         assertThat(s.endsScheduler.delays).as("one pause between two attempts").hasSize(times.size() - 1);
@@ -103,7 +104,7 @@ class ClaimEndsTest {
                 .containsExactly("a ACCEPTED/PROCESSED");
         Stages.Sent sent = s.settlement.sent.get(0);
         assertThat(sent.confirmedInStore()).isFalse();
-        assertThat(sent.time()).as("not before the retries gave up").isEqualTo(s.store.confirmTimes
+        assertThat(sent.time()).as("not before the retries gave up").isEqualTo(s.confirmTimes
                 .get(times.size() - 1));
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(d.completed).isTrue();
@@ -112,12 +113,12 @@ class ClaimEndsTest {
     @Test
     void aConsumerClosedDuringTheRetriesStopsThemAtOnceInsteadOfSpinning() {
         Delivery d = running("a");
-        s.store.confirmFailures.set(Integer.MAX_VALUE);
+        s.store.failNext(StoreOperation.CONFIRM, Integer.MAX_VALUE);
         s.endsScheduler.closed = true;
 
         s.completions.end(d, Verdict.PROCESSED, true); // on this thread: returns only once settled
 
-        assertThat(s.store.confirmTimes).as("one attempt, no retry without a pause").hasSize(1);
+        assertThat(s.confirmTimes).as("one attempt, no retry without a pause").hasSize(1);
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED");
         assertThat(s.settlement.sent.get(0).confirmedInStore()).isFalse();
     }
@@ -125,11 +126,11 @@ class ClaimEndsTest {
     @Test
     void aReleaseThatFailsDoesNotKeepTheDeliveryFromBeingSettled() {
         Delivery d = running("a");
-        s.store.releasesDown = true;
+        s.store.failNext(StoreOperation.RELEASE, Integer.MAX_VALUE);
 
         s.completions.end(d, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED), true);
 
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
         assertThat(s.endsScheduler.delays).as("a release is not retried: its lease lapses").isEmpty();
         assertThat(s.time.read()).isZero();
         assertThat(s.pauses).as("an outage as far as the gate can tell").hasValue(1);
@@ -139,11 +140,11 @@ class ClaimEndsTest {
     @Test
     void aConfirmTheStoreRefusesIsNotRetried() {
         Delivery d = running("a");
-        s.store.refused = s.key("a");
+        s.store.refuseConfirmOf(s.key("a"));
 
         s.completions.end(d, Verdict.PROCESSED, true);
 
-        assertThat(s.store.calls("confirm")).hasSize(1);
+        assertThat(s.log("confirm")).hasSize(1);
         assertThat(s.endsScheduler.delays).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED");
         assertThat(s.settlement.sent.get(0).confirmedInStore()).isFalse();
@@ -153,14 +154,14 @@ class ClaimEndsTest {
     @Test
     void theClaimEndsOnTheirOwnConfirmAndReleaseInOneCallEach() {
         List<Delivery> ds = s.admitted("a", "b");
-        s.store.calls.clear();
+        s.log.clear();
 
         assertThat(s.ends.confirm(List.of(ds.get(0).claim, ds.get(1).claim))).as("all recorded").isEmpty();
-        assertThat(s.store.calls).containsExactly("confirmAll [orders|s:a, orders|s:b]");
+        assertThat(s.log).containsExactly("confirmAll [orders|s:a, orders|s:b]");
 
         List<Delivery> more = s.admitted("c", "d");
-        s.store.calls.clear();
+        s.log.clear();
         s.ends.release(List.of(more.get(0).claim, more.get(1).claim));
-        assertThat(s.store.calls).containsExactly("releaseAll [orders|s:c, orders|s:d]");
+        assertThat(s.log).containsExactly("releaseAll [orders|s:c, orders|s:d]");
     }
 }

@@ -1,10 +1,13 @@
 package org.acemq.amqp.consumer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
 import java.util.List;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
 import org.junit.jupiter.api.Test;
 
@@ -22,7 +25,7 @@ class CompletionsTest {
     private List<Delivery> running(String... ids) {
         List<Delivery> ds = s.admitted(ids);
         ds.forEach(d -> d.moveTo(Delivery.State.RUNNING));
-        s.store.calls.clear();
+        s.log.clear();
         return ds;
     }
 
@@ -34,12 +37,12 @@ class CompletionsTest {
             assertThat(s.completions.end(d, Verdict.PROCESSED, false)).as("handed over").isTrue();
             assertThat(d.state()).isEqualTo(Delivery.State.ENDING);
         }
-        assertThat(s.store.calls).as("nothing before the drive").isEmpty();
+        assertThat(s.log).as("nothing before the drive").isEmpty();
         assertThat(ds).noneMatch(d -> d.completed);
 
         s.completions.drive();
 
-        assertThat(s.store.calls).containsExactly("confirmAll [orders|s:a, orders|s:b, orders|s:c]",
+        assertThat(s.log).containsExactly("confirmAll [orders|s:a, orders|s:b, orders|s:c]",
                 "settle [orders|s:a] ACCEPTED/PROCESSED", "settle [orders|s:b] ACCEPTED/PROCESSED",
                 "settle [orders|s:c] ACCEPTED/PROCESSED");
         assertThat(s.settlement.sent).allMatch(Stages.Sent::confirmedInStore);
@@ -47,7 +50,7 @@ class CompletionsTest {
                 && d.nextPending == null && d.state() == Delivery.State.SETTLED);
 
         s.completions.drive();
-        assertThat(s.store.calls).as("nothing left to end").hasSize(4);
+        assertThat(s.log).as("nothing left to end").hasSize(4);
     }
 
     @Test
@@ -60,11 +63,11 @@ class CompletionsTest {
         s.completions.end(ds.get(3), Verdict.PROCESSED, false);
         s.completions.drive();
 
-        assertThat(s.store.calls).containsExactly("releaseAll [orders|s:b, orders|s:c]",
+        assertThat(s.log).containsExactly("releaseAll [orders|s:b, orders|s:c]",
                 "confirmAll [orders|s:a, orders|s:d]", "settle [orders|s:a] ACCEPTED/PROCESSED",
                 "settle [orders|s:b] RELEASED/FAILED", "settle [orders|s:c] REJECTED/PERMANENT",
                 "settle [orders|s:d] ACCEPTED/PROCESSED");
-        assertThat(s.store.delegate.acquire(s.key("b")).attempt()).as("released").isEqualTo(2);
+        assertThat(s.memory.acquire(s.key("b")).attempt()).as("released").isEqualTo(2);
     }
 
     @Test
@@ -73,7 +76,7 @@ class CompletionsTest {
 
         assertThat(s.completions.end(d, Verdict.PROCESSED, true)).as("ended here, not handed over").isFalse();
 
-        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED");
+        assertThat(s.log).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED");
         assertThat(d.completed).isTrue();
     }
 
@@ -86,18 +89,18 @@ class CompletionsTest {
 
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/DUPLICATE");
         assertThat(d.completed).isTrue();
-        assertThat(s.store.calls).containsExactly("settle [orders|s:a] ACCEPTED/DUPLICATE");
+        assertThat(s.log).containsExactly("settle [orders|s:a] ACCEPTED/DUPLICATE");
     }
 
     @Test
     void aConfirmTheStoreRefusesForOneKeyIsSettledAsThePolicySaysAndTheOthersAreConfirmed() {
         List<Delivery> ds = running("a", "bad", "c");
-        s.store.refused = s.key("bad");
+        s.store.refuseConfirmOf(s.key("bad"));
 
         ds.forEach(d -> s.completions.end(d, Verdict.PROCESSED, false));
         s.completions.drive();
 
-        assertThat(s.store.calls).startsWith("confirmAll [orders|s:a, orders|s:bad, orders|s:c]",
+        assertThat(s.log).startsWith("confirmAll [orders|s:a, orders|s:bad, orders|s:c]",
                 "confirmAll [orders|s:a, orders|s:c]");
         assertThat(s.settlement.summary()).as("confirmNotRecorded: accepted anyway")
                 .containsExactly("a ACCEPTED/PROCESSED", "bad ACCEPTED/PROCESSED", "c ACCEPTED/PROCESSED");
@@ -128,27 +131,22 @@ class CompletionsTest {
     @org.junit.jupiter.api.Timeout(30)
     void whileAStoreCallIsInFlightOtherThreadsHandOverAndTheLeaderEndsTheirClaimsInItsNextCall() throws Exception {
         List<Delivery> ds = running("a", "b", "c");
-        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
-        s.store.confirmEntered = entered;
-        s.store.confirmGate = gate;
+        s.store.hold(StoreOperation.CONFIRM);
         Thread leader = new Thread(() -> s.completions.end(ds.get(0), Verdict.PROCESSED, true), "leader");
         leader.start();
-        assertThat(entered.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("the leader is in its confirm")
-                .isTrue();
-        s.store.confirmEntered = null;
-        s.store.confirmGate = null;
+        await("the leader is in its confirm").atMost(Duration.ofSeconds(10))
+                .until(() -> s.store.waiting(StoreOperation.CONFIRM) == 1);
 
         s.completions.end(ds.get(1), Verdict.PROCESSED, true);
         s.completions.end(ds.get(2), FAILED, true);
 
         assertThat(ds.get(1).completed).as("handed over: this thread goes on at once").isFalse();
         assertThat(ds.get(2).completed).isFalse();
-        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]");
-        gate.countDown();
+        assertThat(s.log).containsExactly("confirm [orders|s:a]");
+        s.store.open(StoreOperation.CONFIRM);
         leader.join();
 
-        assertThat(s.store.calls).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED",
+        assertThat(s.log).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED",
                 "release [orders|s:c]", "confirm [orders|s:b]", "settle [orders|s:b] ACCEPTED/PROCESSED",
                 "settle [orders|s:c] RELEASED/FAILED");
         assertThat(ds).allMatch(d -> d.completed && d.state() == Delivery.State.SETTLED);

@@ -56,7 +56,7 @@ class IntakeTest {
         assertThat(d.claim).isNotNull();
         assertThat(d.counted).as("counted against its link").isTrue();
         assertThat(deliveries.link.inHand()).isEqualTo(1);
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]");
+        assertThat(s.log).containsExactly("acquire [orders|s:a]");
         assertThat(deliveries.receives).hasValue(1);
         assertThat(intake.busy()).as("nothing admitted waits").isFalse();
         assertThat(intake.drain()).isEmpty();
@@ -71,7 +71,7 @@ class IntakeTest {
         Delivery first = intake.next(slot);
 
         assertThat(Stages.id(first.key)).isEqualTo("a");
-        assertThat(s.store.calls).containsExactly(
+        assertThat(s.log).containsExactly(
                 "acquireAll [orders|s:a, orders|s:b, orders|s:c, orders|s:d, orders|s:e]");
         assertThat(deliveries.receives).as("one blocking receive, the rest taken without waiting").hasValue(1);
         assertThat(queue).as("left in the client for the next batch").hasSize(2);
@@ -92,7 +92,7 @@ class IntakeTest {
 
         intake.next(slot);
 
-        assertThat(s.store.calls).as("one per thread").containsExactly("acquireAll [orders|s:a, orders|s:b]");
+        assertThat(s.log).as("one per thread").containsExactly("acquireAll [orders|s:a, orders|s:b]");
         assertThat(queue).hasSize(3);
     }
 
@@ -107,7 +107,7 @@ class IntakeTest {
         assertThat(Stages.id(intake.next(slot).key)).isEqualTo("c");
 
         assertThat(deliveries.receives).hasValue(1);
-        assertThat(s.store.claimCalls()).isEqualTo(1);
+        assertThat(s.claimCalls()).isEqualTo(1);
     }
 
     @Test
@@ -134,7 +134,7 @@ class IntakeTest {
         assertThat(intake.next(slot)).isNull();
 
         assertThat(deliveries.receives).as("the client is not read").hasValue(0);
-        assertThat(s.store.calls).isEmpty();
+        assertThat(s.log).isEmpty();
     }
 
     @Test

@@ -44,17 +44,17 @@ class LeftoversTest {
     void atLeastOnceAdmittedDeliveriesAreReleasedNotRunTheirClaimsReleasedInOneCall() {
         Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
         List<Delivery> admitted = s.admitted("a", "b", "c");
-        s.store.calls.clear();
+        s.log.clear();
         s.stopping.set(true);
 
         leftovers(s).drain(admitted, null, slot);
 
         assertThat(handled).isEmpty();
-        assertThat(s.store.calls).containsExactly("releaseAll [orders|s:a, orders|s:b, orders|s:c]",
+        assertThat(s.log).containsExactly("releaseAll [orders|s:a, orders|s:b, orders|s:c]",
                 "settle [orders|s:a] RELEASED/SHUTDOWN", "settle [orders|s:b] RELEASED/SHUTDOWN",
                 "settle [orders|s:c] RELEASED/SHUTDOWN");
         assertThat(admitted).allMatch(d -> d.state() == Delivery.State.SETTLED && d.claim == null && d.completed);
-        assertThat(s.store.delegate.acquire(s.key("a")).result()).as("released: the key can be claimed again")
+        assertThat(s.memory.acquire(s.key("a")).result()).as("released: the key can be claimed again")
                 .isEqualTo(org.acemq.amqp.api.IdempotencyStore.ClaimResult.CLAIMED);
     }
 
@@ -62,14 +62,14 @@ class LeftoversTest {
     void atLeastOnceACopyLeftToClaimAtStartIsReleasedWithoutAStoreCallOfItsOwn() {
         Stages s = stages(AcknowledgementMode.AT_LEAST_ONCE);
         List<Delivery> admitted = s.admitted("a", "b", "a");
-        s.store.calls.clear();
+        s.log.clear();
         s.stopping.set(true);
 
         leftovers(s).drain(admitted, null, slot);
 
         assertThat(handled).isEmpty();
-        assertThat(s.store.calls("releaseAll")).containsExactly("releaseAll [orders|s:a, orders|s:b]");
-        assertThat(s.store.calls).hasSize(4);
+        assertThat(s.log("releaseAll")).containsExactly("releaseAll [orders|s:a, orders|s:b]");
+        assertThat(s.log).hasSize(4);
         assertThat(s.settlement.summary()).containsExactlyInAnyOrder("a RELEASED/SHUTDOWN", "b RELEASED/SHUTDOWN",
                 "a RELEASED/SHUTDOWN");
     }
@@ -85,7 +85,7 @@ class LeftoversTest {
         assertThat(queue).isEmpty();
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("q1 RELEASED/SHUTDOWN", "q2 RELEASED/SHUTDOWN");
-        assertThat(s.store.claimCalls()).isZero();
+        assertThat(s.claimCalls()).isZero();
         assertThat(slot.current).isNull();
     }
 
@@ -102,7 +102,7 @@ class LeftoversTest {
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED", "b ACCEPTED/PROCESSED",
                 "q1 ACCEPTED/PROCESSED");
         assertThat(s.settlement.sent).allMatch(Stages.Sent::confirmedInStore);
-        assertThat(s.store.calls("releaseAll")).isEmpty();
+        assertThat(s.log("releaseAll")).isEmpty();
     }
 
     @Test
@@ -114,6 +114,6 @@ class LeftoversTest {
         leftovers(s).drain(admitted, null, slot);
 
         assertThat(handled).isEmpty();
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
     }
 }

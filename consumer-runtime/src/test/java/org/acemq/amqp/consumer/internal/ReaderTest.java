@@ -113,6 +113,6 @@ class ReaderTest {
         assertThat(down.storeDown()).as("the gate paused the consumer").isTrue();
         assertThat(down.stopping()).isFalse();
         assertThat(down.hasKey()).isTrue();
-        assertThat(s.store.calls).as("reading asks the store nothing").isEmpty();
+        assertThat(s.log).as("reading asks the store nothing").isEmpty();
     }
 }

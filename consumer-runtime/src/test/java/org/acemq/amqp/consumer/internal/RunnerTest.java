@@ -53,14 +53,14 @@ class RunnerTest {
 
         assertThat(handled).containsExactly("a");
         assertThat(attempts).containsExactly(1);
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "confirm [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "confirm [orders|s:a]",
                 "settle [orders|s:a] ACCEPTED/PROCESSED");
         assertThat(s.settlement.sent.get(0).confirmedInStore()).as("confirmed before the disposition").isTrue();
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(d.completed).isTrue();
         assertThat(d.sent).isTrue();
         assertThat(d.claim).as("the claim has ended").isNull();
-        assertThat(s.store.delegate.acquire(s.key("a")).result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
+        assertThat(s.memory.acquire(s.key("a")).result()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
     }
 
     @Test
@@ -74,7 +74,7 @@ class RunnerTest {
         s.runner.run(d);
 
         assertThat(handled).containsExactly("a");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]");
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]");
         assertThat(d.state()).isEqualTo(Delivery.State.HELD);
         assertThat(d.completed).as("handed on: held counts as sent").isTrue();
         s.advance(Duration.ofMillis(99));
@@ -84,7 +84,7 @@ class RunnerTest {
                 .containsExactly("a MODIFIED/FAILED");
         assertThat(s.settlement.sent.get(0).time()).isEqualTo(Duration.ofMillis(100).toNanos());
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
-        assertThat(s.store.delegate.acquire(s.key("a")).attempt()).as("released: the next copy is attempt 2")
+        assertThat(s.memory.acquire(s.key("a")).attempt()).as("released: the next copy is attempt 2")
                 .isEqualTo(2);
     }
 
@@ -100,7 +100,7 @@ class RunnerTest {
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
         assertThat(s.settlement.sent.get(0).state()).as("never held").isEqualTo(Delivery.State.SETTLED);
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
     }
 
     @Test
@@ -113,7 +113,7 @@ class RunnerTest {
         s.runner.run(admitted(s, "a"));
 
         assertThat(s.settlement.summary()).containsExactly("a REJECTED/POISON");
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] REJECTED/POISON");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] REJECTED/POISON");
     }
 
     @Test
@@ -127,9 +127,9 @@ class RunnerTest {
 
         assertThat(handled).containsExactly("a");
         assertThat(s.settlement.summary()).containsExactly("a REJECTED/PERMANENT");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
                 "settle [orders|s:a] REJECTED/PERMANENT");
-        assertThat(s.store.delegate.isConfirmed(s.key("a"))).isFalse();
+        assertThat(s.memory.isConfirmed(s.key("a"))).isFalse();
     }
 
     @Test
@@ -142,7 +142,7 @@ class RunnerTest {
 
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/SHUTDOWN");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
                 "settle [orders|s:a] RELEASED/SHUTDOWN");
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
     }
@@ -156,7 +156,7 @@ class RunnerTest {
         s.runner.run(d);
 
         assertThat(handled).isEmpty();
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
     }
 
     @Test
@@ -183,7 +183,7 @@ class RunnerTest {
         s.runner.run(d);
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
                 "settle [orders|s:a] RELEASED/FAILED");
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(d.completed).isTrue();
@@ -200,7 +200,7 @@ class RunnerTest {
 
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
                 "settle [orders|s:a] RELEASED/FAILED");
         assertThat(d.claim).isNull();
         assertThat(d.completed).isTrue();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
 import org.junit.jupiter.api.Test;
 
@@ -99,7 +100,7 @@ class SettlerTest {
         Verdict v = s.settler.failed(d, new IllegalStateException("test: a bug"));
 
         assertThat(v).isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.FAILED));
-        assertThat(s.store.calls).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
+        assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
                 "settle [orders|s:a] RELEASED/FAILED");
         assertThat(d.claim).isNull();
         assertThat(d.claimedNanos).isZero();
@@ -108,7 +109,7 @@ class SettlerTest {
         assertThat(d.sent).isTrue();
 
         assertThat(s.settler.failed(d, new IllegalStateException("test: again"))).as("settled already").isNull();
-        assertThat(s.store.calls).as("nothing more: no second release, no second disposition").hasSize(3);
+        assertThat(s.log).as("nothing more: no second release, no second disposition").hasSize(3);
     }
 
     @Test
@@ -140,11 +141,11 @@ class SettlerTest {
     @Test
     void aClaimThatCannotBeReleasedDoesNotKeepTheDeliveryFromBeingSettled() {
         Delivery d = running("a");
-        s.store.releasesDown = true;
+        s.store.failNext(StoreOperation.RELEASE, Integer.MAX_VALUE);
 
         s.settler.failed(d, new IllegalStateException("test: a bug"));
 
-        assertThat(s.store.calls).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
+        assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(d.completed).isTrue();
     }

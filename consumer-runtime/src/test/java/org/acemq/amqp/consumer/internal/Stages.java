@@ -8,19 +8,23 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.ConsumerObserver;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
 import org.acemq.amqp.consumer.testing.ManualTime;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.Scheduler;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 
 /**
  * One subscription's stages wired as {@link Pipeline} wires them, with real collaborators (the subscription's
  * {@link OutcomePolicy}, an in-memory store behind {@link StoreAccess} and a {@link StoreGate}) and test doubles only
- * at the edges: time is a {@link ManualTime}, the settlement records what it is asked to send, the store
- * ({@link CountingStore}) records its calls and fails on demand. Settlements are logged in the store's call list too
- * ({@code "settle [key] OUTCOME/REASON"}), so a test sees store calls and dispositions in one order.
+ * at the edges: time is a {@link ManualTime}, the settlement records what it is asked to send, the store is the
+ * published {@link FaultInjectingStore} over a real {@link InMemoryIdempotencyStore} (it records its calls and fails
+ * on demand). Store calls ({@code "acquireAll [k1, k2]"}) and settlements ({@code "settle [key] OUTCOME/REASON"}) are
+ * written into one {@link #log}, so a test sees store calls and dispositions in one order.
  */
 final class Stages {
 
@@ -37,9 +41,9 @@ final class Stages {
 
         @Override
         public boolean settle(Delivery d, Verdict v) {
-            boolean confirmed = d.key != null && store.delegate.isConfirmed(d.key);
+            boolean confirmed = d.key != null && memory.isConfirmed(d.key);
             sent.add(new Sent(d.key, v.outcome(), v.reason(), d.state(), confirmed, time.read()));
-            store.calls.add("settle [" + d.key + "] " + v.outcome() + "/" + v.reason());
+            log.add("settle [" + d.key + "] " + v.outcome() + "/" + v.reason());
             return !abandon;
         }
 
@@ -73,7 +77,13 @@ final class Stages {
     final ManualTime time = new ManualTime();
     final Subscription spec;
     final OutcomePolicy policy;
-    final CountingStore store = new CountingStore(time);
+    /** The real store behind {@link #store}: what it holds, read and written without going through the faults. */
+    final InMemoryIdempotencyStore memory = InMemoryIdempotencyStore.builder().build();
+    final FaultInjectingStore store = new FaultInjectingStore(memory);
+    /** Each store call ({@code "acquireAll [k1, k2]"}, {@code "confirm [k]"}, ...) and each settlement, in order. */
+    final List<String> log = new CopyOnWriteArrayList<>();
+    /** The ticker's time of each confirm or confirmAll call, failed or not. */
+    final List<Long> confirmTimes = new CopyOnWriteArrayList<>();
     final StoreAccess access;
     final AtomicInteger pauses = new AtomicInteger();
     final StoreGate gate;
@@ -106,6 +116,12 @@ final class Stages {
         this.spec = spec;
         this.deliveries = deliveries;
         String name = spec.name();
+        store.onCall(call -> {
+            log.add(call.toString());
+            if (call.operation() == StoreOperation.CONFIRM) {
+                confirmTimes.add(time.read());
+            }
+        });
         SafeObserver observer = new SafeObserver(ConsumerObserver.NOOP);
         this.policy = new OutcomePolicy(spec, StoreFailurePolicy.FAIL_CLOSED);
         this.access = new StoreAccess(store, observer, time);
@@ -121,6 +137,22 @@ final class Stages {
         this.admission = new Admission(reader, verdicts, claims, completions, settler);
         this.runner = new Runner(name, spec.handler(), stopping::get, verdicts, claims, completions, settler, observer,
                 time, broker, () -> 0.0, times);
+    }
+
+    /** @return the logged store calls of the method {@code method} (e.g. "acquireAll"), in order */
+    List<String> log(String method) {
+        List<String> these = new ArrayList<>();
+        for (String c : log) {
+            if (c.startsWith(method + " ")) {
+                these.add(c);
+            }
+        }
+        return these;
+    }
+
+    /** @return how many claim calls (single or batch) the store got, as logged */
+    int claimCalls() {
+        return log("acquire").size() + log("acquireAll").size();
     }
 
     /** @return the store key of message-id {@code id} in this subscription's scope */

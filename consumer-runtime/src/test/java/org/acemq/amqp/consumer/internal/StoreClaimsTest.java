@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
@@ -13,7 +12,9 @@ import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.SettleReason;
+import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.testing.FaultInjectingStore;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.Test;
 
@@ -46,7 +47,7 @@ class StoreClaimsTest {
 
         s.claims.claim(ds);
 
-        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:b, orders|s:c]");
+        assertThat(s.log).containsExactly("acquireAll [orders|s:a, orders|s:b, orders|s:c]");
         for (Delivery d : ds) {
             assertThat(d.facts.stage()).isEqualTo(DeliveryFacts.Stage.CLAIMED);
             assertThat(d.facts.claim()).isEqualTo(ClaimResult.CLAIMED);
@@ -63,31 +64,31 @@ class StoreClaimsTest {
 
     @Test
     void aKeyClaimedBeforeAndReleasedCountsItsAttempt() {
-        Claim first = s.store.delegate.acquire(s.key("a"));
-        s.store.delegate.release(first);
+        Claim first = s.memory.acquire(s.key("a"));
+        s.memory.release(first);
         Delivery d = read("a").get(0);
 
         s.claims.claim(List.of(d));
 
         assertThat(d.facts.attempt()).isEqualTo(2);
         assertThat(d.envelope.attempt()).isEqualTo(2);
-        assertThat(s.store.calls).as("a batch of one is a single claim").containsExactly("acquire [orders|s:a]");
+        assertThat(s.log).as("a batch of one is a single claim").containsExactly("acquire [orders|s:a]");
     }
 
     @Test
     void aRefusedKeyIsThatMessagesFactAndTheOthersAreClaimedAgain() {
         List<Delivery> ds = read("a", "bad", "c");
-        s.store.refused = s.key("bad");
+        s.store.refuse(s.key("bad"));
 
         s.claims.claim(ds);
 
-        assertThat(s.store.calls).containsExactly("acquireAll [orders|s:a, orders|s:bad, orders|s:c]",
+        assertThat(s.log).containsExactly("acquireAll [orders|s:a, orders|s:bad, orders|s:c]",
                 "acquireAll [orders|s:a, orders|s:c]");
         Delivery bad = ds.get(1);
         assertThat(bad.facts.stage()).isEqualTo(DeliveryFacts.Stage.CLAIMED);
         assertThat(bad.facts.keyRefused()).isTrue();
         assertThat(bad.facts.claim()).isNull();
-        assertThat(bad.facts.storeError()).contains("refuses");
+        assertThat(bad.facts.storeError()).contains("cannot hold this key");
         assertThat(bad.claim).isNull();
         assertThat(s.policy.decide(bad.facts).reason()).isEqualTo(SettleReason.INVALID_ID);
         for (Delivery d : List.of(ds.get(0), ds.get(2))) {
@@ -103,12 +104,11 @@ class StoreClaimsTest {
     @Test
     void aRefusalThatNamesNoKeyLeavesEachOfABatchToBeClaimedAloneAndRefusesALoneOne() {
         List<Delivery> ds = read("a", "bad", "c");
-        s.store.refused = s.key("bad");
-        s.store.refusalNamesKey = false;
+        s.store.refuse(s.key("bad"), false);
 
         s.claims.claim(ds);
 
-        assertThat(s.store.calls).hasSize(1);
+        assertThat(s.log).hasSize(1);
         for (Delivery d : ds) {
             assertThat(d.claimAtStart).as(d.key).isTrue();
             assertThat(d.claim).isNull();
@@ -125,11 +125,11 @@ class StoreClaimsTest {
     @Test
     void anOutageFailsEveryDeliveryOfTheBatchAndTellsTheGate() {
         List<Delivery> ds = read("a", "b");
-        s.store.claimsDown = true;
+        s.store.down(true);
 
         s.claims.claim(ds);
 
-        assertThat(s.store.calls).as("no retry here: the gate probes").hasSize(1);
+        assertThat(s.log).as("no retry here: the gate probes").hasSize(1);
         for (Delivery d : ds) {
             assertThat(d.facts.stage()).isEqualTo(DeliveryFacts.Stage.CLAIMED);
             assertThat(d.facts.claim()).isNull();
@@ -141,21 +141,21 @@ class StoreClaimsTest {
         }
         assertThat(s.gate.paused()).isTrue();
         assertThat(s.pauses).hasValue(1);
-        s.store.claimsDown = false;
-        assertThat(s.store.delegate.acquire(s.key("a")).result()).as("nothing was claimed")
+        s.store.down(false);
+        assertThat(s.memory.acquire(s.key("a")).result()).as("nothing was claimed")
                 .isEqualTo(ClaimResult.CLAIMED);
     }
 
     @Test
     void aConfirmedKeyIsAlreadyConfirmedAndAKeyHeldElsewhereInProgress() {
-        Claim done = s.store.delegate.acquire(s.key("done"));
-        s.store.delegate.confirm(done);
-        s.store.delegate.newPeer().acquire(s.key("busy"));
+        Claim done = s.memory.acquire(s.key("done"));
+        s.memory.confirm(done);
+        s.memory.newPeer().acquire(s.key("busy"));
         List<Delivery> ds = read("done", "busy", "new");
 
         s.claims.claim(ds);
 
-        assertThat(s.store.calls).hasSize(1);
+        assertThat(s.log).hasSize(1);
         assertThat(ds).extracting(d -> d.facts.claim())
                 .containsExactly(ClaimResult.ALREADY_CONFIRMED, ClaimResult.IN_PROGRESS, ClaimResult.CLAIMED);
         assertThat(ds.get(0).claim).as("no claim held for a duplicate").isNull();
@@ -169,7 +169,7 @@ class StoreClaimsTest {
     void theSameKeyWithOtherContentIsAConflictNotADuplicate() {
         Delivery original = read(s, s.deliveries.of(Deliveries.message("k", "v1")));
         s.claims.claim(List.of(original));
-        s.store.delegate.confirm(original.claim);
+        s.memory.confirm(original.claim);
 
         Delivery changed = read(s, s.deliveries.of(Deliveries.message("k", "v2")));
         Delivery copy = read(s, s.deliveries.of(Deliveries.message("k", "v1")));
@@ -187,7 +187,7 @@ class StoreClaimsTest {
                 .fingerprint(Fingerprint.off()).build());
         Delivery first = read(off, off.deliveries.of(Deliveries.message("k", "v1")));
         off.claims.claim(List.of(first));
-        off.store.delegate.confirm(first.claim);
+        off.memory.confirm(first.claim);
         Delivery other = read(off, off.deliveries.of(Deliveries.message("k", "v2")));
         off.claims.claim(List.of(other));
         assertThat(other.facts.conflict()).as("fingerprints off: any copy is a duplicate").isFalse();
@@ -197,29 +197,8 @@ class StoreClaimsTest {
     @Test
     void aStoreThatDoesNotBatchIsAskedKeyByKey() {
         InMemoryIdempotencyStore memory = InMemoryIdempotencyStore.builder().build();
-        List<String> asked = new CopyOnWriteArrayList<>();
-        IdempotencyStore plain = new IdempotencyStore() {
-            @Override
-            public boolean claim(String messageId) {
-                asked.add(messageId);
-                return memory.claim(messageId);
-            }
-
-            @Override
-            public void confirm(String messageId) {
-                memory.confirm(messageId);
-            }
-
-            @Override
-            public void release(String messageId) {
-                memory.release(messageId);
-            }
-
-            @Override
-            public boolean isConfirmed(String messageId) {
-                return memory.isConfirmed(messageId);
-            }
-        };
+        FaultInjectingStore faults = new FaultInjectingStore(memory);
+        IdempotencyStore plain = faults.plainStore();
         SafeObserver observer = new SafeObserver(ConsumerObserver.NOOP);
         StoreAccess access = new StoreAccess(plain, observer, s.time);
         StoreClaims claims = new StoreClaims("orders", access, s.gate, observer, s.time, 0, true);
@@ -229,7 +208,8 @@ class StoreClaimsTest {
 
         claims.claim(ds);
 
-        assertThat(asked).containsExactly(s.key("a"), s.key("b"), s.key("c"));
+        assertThat(faults.history()).filteredOn(c -> c.operation() == StoreOperation.CLAIM)
+                .extracting(c -> c.keys().get(0)).containsExactly(s.key("a"), s.key("b"), s.key("c"));
         assertThat(ds).extracting(d -> d.facts.claim())
                 .containsExactly(ClaimResult.CLAIMED, ClaimResult.ALREADY_CONFIRMED, ClaimResult.CLAIMED);
         assertThat(ds.get(0).facts.attempt()).as("attempts counted in this process").isEqualTo(1);

@@ -8,6 +8,7 @@ import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.IdempotencyStore;
@@ -103,6 +104,46 @@ class FaultInjectingStoreTest {
                 .isInstanceOf(InvalidMessageIdException.class).hasMessageContaining("cannot hold this key");
         assertThat(memory.attempts("k|1")).as("nothing of the batch was claimed").isZero();
         assertThat(store.acquireAll(List.of("k|1", "k|2"))).allMatch(Claim::claimed);
+    }
+
+    @Test
+    void aRefusalCanNameNoKeyAsAStoreThatCannotTellWhichKeyItRefused() {
+        store.refuse("k|bad", false);
+        assertThatThrownBy(() -> store.acquireAll(List.of("k|1", "k|bad"))).isInstanceOfSatisfying(
+                InvalidMessageIdException.class, e -> assertThat(e.messageId()).isNull());
+        assertThat(store.acquire("k|1").claimed()).as("other keys are claimed").isTrue();
+
+        store.refuse("k|bad");
+        assertThatThrownBy(() -> store.acquire("k|bad")).isInstanceOfSatisfying(InvalidMessageIdException.class,
+                e -> assertThat(e.messageId()).as("named again").isEqualTo("k|bad"));
+        store.refuse(null, false);
+        assertThat(store.acquire("k|bad").claimed()).isTrue();
+    }
+
+    @Test
+    void theHistoryHoldsEveryCallInOrderAndListenersAreToldAsEachArrives() throws Exception {
+        List<String> log = new CopyOnWriteArrayList<>();
+        store.onCall(call -> log.add("store: " + call));
+        List<Claim> claims = store.acquireAll(List.of("k|1", "k|2"));
+        log.add("test: between the calls");
+        store.confirm(claims.get(0));
+        store.releaseAll(claims.subList(1, 2));
+        store.failNext(StoreOperation.PROBE, 1);
+        assertThatThrownBy(() -> store.isConfirmed("k|1")).isInstanceOf(StoreUnavailableException.class);
+
+        assertThat(store.history()).extracting(FaultInjectingStore.Call::operation).containsExactly(
+                StoreOperation.CLAIM, StoreOperation.CONFIRM, StoreOperation.RELEASE, StoreOperation.PROBE);
+        assertThat(store.history().get(0).keys()).containsExactly("k|1", "k|2");
+        assertThat(log).as("failed calls are told too, in one order with the test's own events").containsExactly(
+                "store: acquireAll [k|1, k|2]", "test: between the calls", "store: confirm [k|1]",
+                "store: releaseAll [k|2]", "store: isConfirmed [k|1]");
+
+        store.hold(StoreOperation.CONFIRM);
+        CompletableFuture<Boolean> held = CompletableFuture.supplyAsync(() -> store.confirm(claims.get(0)));
+        await().until(() -> store.waiting(StoreOperation.CONFIRM) == 1);
+        assertThat(log).as("told before the call waits at its gate").endsWith("store: confirm [k|1]");
+        store.open(StoreOperation.CONFIRM);
+        assertThat(held.get(5, TimeUnit.SECONDS)).isNotNull();
     }
 
     @Test
