@@ -205,6 +205,13 @@ public @interface AcemqListener {
     String rejectionHandler() default "";
 
     /**
+     * @return the bean name of a {@link java.util.concurrent.Executor} whose threads run this listener's handlers, for
+     *     example virtual threads on Java 21+ (default: threads of the consumer's own); at most {@link #concurrency()}
+     *     run at once either way
+     */
+    String handlerExecutor() default "";
+
+    /**
      * @return the scope of this listener's idempotency keys, used as it is: listeners (and services sharing a store)
      *     with the same scope absorb each other's copies (default: the address; the address and a token per consumer
      *     for a topic subscription; either prefixed with {@code acemq.consumer.scope-prefix})

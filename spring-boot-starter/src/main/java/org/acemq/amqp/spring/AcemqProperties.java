@@ -894,6 +894,7 @@ public class AcemqProperties {
         private String transactionManager;
         /** Bean name of the RejectionHandler consulted before the listener's messages are rejected. */
         private String rejectionHandler;
+        private String handlerExecutor;
         /**
          * Scope of the listener's idempotency keys, used as it is (default: the address, or the address and a token
          * per consumer for a topic subscription, prefixed with acemq.consumer.scope-prefix).
@@ -1167,6 +1168,16 @@ public class AcemqProperties {
         /** @param rejectionHandler bean name of the RejectionHandler for this listener */
         public void setRejectionHandler(String rejectionHandler) {
             this.rejectionHandler = rejectionHandler;
+        }
+
+        /** @return bean name of the Executor whose threads run this listener's handlers */
+        public String getHandlerExecutor() {
+            return handlerExecutor;
+        }
+
+        /** @param handlerExecutor bean name of the Executor whose threads run this listener's handlers */
+        public void setHandlerExecutor(String handlerExecutor) {
+            this.handlerExecutor = handlerExecutor;
         }
 
         /** @return bean name of the transaction manager for a transactional listener */

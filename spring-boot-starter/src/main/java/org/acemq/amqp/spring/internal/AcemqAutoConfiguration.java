@@ -106,16 +106,22 @@ public final class AcemqAutoConfiguration {
         return new ListenerContainer(properties, listeners, store::getObject, methods,
                 name -> ConsumerSettings.connection(properties, name, sslBundles.getIfAvailable()),
                 observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
-                rejectionHandlers(rejectionHandlers, beans));
+                listenerBeans(rejectionHandlers, beans));
     }
 
     /**
-     * The application's {@link RejectionHandler} beans: a listener's {@code rejectionHandler} names one; the others
-     * get the only (or primary) one, if any. Several and no primary is an error for a listener that names none.
+     * The application's beans a listener names: its {@link RejectionHandler} ({@code rejectionHandler}; listeners
+     * that name none get the only (or primary) one, if any) and its {@code handlerExecutor}. Several and no primary is an error for a listener that names none.
      */
-    static ListenerSettings.RejectionHandlers rejectionHandlers(ObjectProvider<RejectionHandler> all,
+    static ListenerSettings.ListenerBeans listenerBeans(ObjectProvider<RejectionHandler> all,
             BeanFactory beans) {
-        return new ListenerSettings.RejectionHandlers() {
+        return new ListenerSettings.ListenerBeans() {
+            @Override
+            public java.util.concurrent.Executor executor(String beanName) {
+                return beans.containsBean(beanName) && beans.isTypeMatch(beanName, java.util.concurrent.Executor.class)
+                        ? beans.getBean(beanName, java.util.concurrent.Executor.class) : null;
+            }
+
             @Override
             public RejectionHandler named(String beanName) {
                 return beans.containsBean(beanName) && beans.isTypeMatch(beanName, RejectionHandler.class)

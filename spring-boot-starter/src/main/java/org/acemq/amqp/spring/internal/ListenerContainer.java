@@ -70,7 +70,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     private final ObserverBinding observerBinding;
     private final TransactionalHandlers transactionalHandlers;
     private final List<AcemqConsumerCustomizer> customizers;
-    private final ListenerSettings.RejectionHandlers rejectionHandlers;
+    private final ListenerSettings.ListenerBeans beans;
     private final Object lock = new Object();
     /** The running consumers by connection, in the order they started; empty while stopped. */
     private volatile Map<String, AmqpConsumer> consumers = Map.of();
@@ -91,14 +91,14 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
             List<AcemqConsumerCustomizer> customizers) {
         this(properties, listeners, store, methods, connection, observerBinding, transactionalHandlers, customizers,
-                ListenerSettings.RejectionHandlers.NONE);
+                ListenerSettings.ListenerBeans.NONE);
     }
 
     ListenerContainer(AcemqProperties properties, ListenerAnnotationProcessor listeners,
             Supplier<IdempotencyStore> store, ListenerMethods methods, ConnectionSettingsSource connection,
             ObserverBinding observerBinding, TransactionalHandlers transactionalHandlers,
-            List<AcemqConsumerCustomizer> customizers, ListenerSettings.RejectionHandlers rejectionHandlers) {
-        this.rejectionHandlers = rejectionHandlers;
+            List<AcemqConsumerCustomizer> customizers, ListenerSettings.ListenerBeans beans) {
+        this.beans = beans;
         this.properties = properties;
         this.listeners = listeners;
         this.store = store;
@@ -209,7 +209,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                         + ConsumerSettings.unknownConnection(properties, s.connection()));
             }
             MessageHandler handler = invoker;
-            s.rejectionHandlers(rejectionHandlers);
+            s.beans(beans);
             if (s.databaseTransaction()) {
                 if (transactionalHandlers == null) {
                     throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") has "

@@ -35,13 +35,13 @@ final class ListenerSettings {
     private final AcemqProperties.Listener properties;
     private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
     private final KeyExpression.PayloadReader payload;
-    private RejectionHandlers rejectionHandlers = RejectionHandlers.NONE;
+    private ListenerBeans beans = ListenerBeans.NONE;
 
-    /** The application's {@link RejectionHandler} beans, as a listener can reach them. */
-    interface RejectionHandlers {
+    /** The application's beans a listener names (its RejectionHandler, its handler Executor), as it can reach them. */
+    interface ListenerBeans {
 
         /** No bean factory: no default handler, and a named one cannot be found. */
-        RejectionHandlers NONE = new RejectionHandlers() {
+        ListenerBeans NONE = new ListenerBeans() {
             @Override
             public RejectionHandler named(String beanName) {
                 return null;
@@ -52,6 +52,14 @@ final class ListenerSettings {
                 return null;
             }
         };
+
+        /**
+         * @param beanName a bean name
+         * @return the {@link java.util.concurrent.Executor} bean of that name, or null if there is none
+         */
+        default java.util.concurrent.Executor executor(String beanName) {
+            return null;
+        }
 
         /** @return the RejectionHandler bean of that name, or null if there is none */
         RejectionHandler named(String beanName);
@@ -120,8 +128,8 @@ final class ListenerSettings {
      * @param handlers where the listener's rejection handler is looked up
      * @return this
      */
-    ListenerSettings rejectionHandlers(RejectionHandlers handlers) {
-        this.rejectionHandlers = handlers;
+    ListenerSettings beans(ListenerBeans handlers) {
+        this.beans = handlers;
         return this;
     }
 
@@ -153,9 +161,9 @@ final class ListenerSettings {
     RejectionHandler rejectionHandler() {
         String beanName = pick(properties.getRejectionHandler(), "rejectionHandler", Function.identity());
         if (beanName == null) {
-            return rejectionHandlers.fallback();
+            return beans.fallback();
         }
-        RejectionHandler handler = rejectionHandlers.named(beanName);
+        RejectionHandler handler = beans.named(beanName);
         if (handler == null) {
             throw invalid("rejectionHandler names '" + beanName + "', which is not a bean of type "
                     + RejectionHandler.class.getName());
@@ -264,6 +272,15 @@ final class ListenerSettings {
             RejectionHandler rejectionHandler = rejectionHandler();
             if (rejectionHandler != null) {
                 b.rejectionHandler(rejectionHandler);
+            }
+            String executor = pick(properties.getHandlerExecutor(), "handlerExecutor", Function.identity());
+            if (executor != null) {
+                java.util.concurrent.Executor e = beans.executor(executor);
+                if (e == null) {
+                    throw invalid("handlerExecutor names '" + executor + "', which is not a bean of type "
+                            + java.util.concurrent.Executor.class.getName());
+                }
+                b.handlerExecutor(e);
             }
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {

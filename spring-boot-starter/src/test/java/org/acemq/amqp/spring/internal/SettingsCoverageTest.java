@@ -63,11 +63,19 @@ class SettingsCoverageTest {
     static final Map<String, String> CONNECTION_EXCLUSIONS = Map.of(
             "build", "terminal operation");
 
+    /** The handler executor bean the fixtures name ("handlers"). */
+    static final java.util.concurrent.Executor HANDLERS = Runnable::run;
+
     /** The rejection handler bean the fixtures name. */
     static final RejectionHandler PARKING = r -> RejectionHandler.Decision.ACCEPT;
 
     /** A bean factory with one RejectionHandler bean, "parking", and no default. */
-    static final ListenerSettings.RejectionHandlers BEANS = new ListenerSettings.RejectionHandlers() {
+    static final ListenerSettings.ListenerBeans BEANS = new ListenerSettings.ListenerBeans() {
+        @Override
+        public java.util.concurrent.Executor executor(String beanName) {
+            return beanName.equals("handlers") ? HANDLERS : null;
+        }
+
         @Override
         public RejectionHandler named(String beanName) {
             return beanName.equals("parking") ? PARKING : null;
@@ -122,13 +130,14 @@ class SettingsCoverageTest {
         p.setFingerprintProperties(List.of("tenant", "region"));
         p.setOnConflict(Fingerprint.Action.REJECT);
         p.setRejectionHandler("parking");
+        p.setHandlerExecutor("handlers");
         return p;
     }
 
     @Test
     void everySubscriptionBuilderSetterIsReachableFromProperties() {
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
-        new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).rejectionHandlers(BEANS)
+        new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).beans(BEANS)
                 .applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
@@ -149,7 +158,7 @@ class SettingsCoverageTest {
 
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
         new ListenerSettings("orders", "test", endpoint.attributes(), endpoint.permanentFailures(),
-                new AcemqProperties.Listener()).rejectionHandlers(BEANS).applyTo(b);
+                new AcemqProperties.Listener()).beans(BEANS).applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
         missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
@@ -161,7 +170,7 @@ class SettingsCoverageTest {
     void propertiesReachTheSubscriptionWithTheirValues() {
         MessageHandler handler = e -> { };
         ListenerSettings s = new ListenerSettings("orders-name", "test", Map.of(), List.of(),
-                everyListenerProperty()).rejectionHandlers(BEANS);
+                everyListenerProperty()).beans(BEANS);
         Subscription sub = s.applyTo(Subscription.builder(s.address(), handler)).build();
 
         assertThat(sub.name()).isEqualTo("orders-name");
@@ -199,7 +208,7 @@ class SettingsCoverageTest {
         processor.postProcessAfterInitialization(new EveryAttribute(), "everyAttribute");
         ListenerEndpoint endpoint = processor.endpoints().get(0);
         ListenerSettings s = new ListenerSettings("orders-name", "test", endpoint.attributes(),
-                endpoint.permanentFailures(), new AcemqProperties.Listener()).rejectionHandlers(BEANS);
+                endpoint.permanentFailures(), new AcemqProperties.Listener()).beans(BEANS);
         Subscription sub = s.applyTo(Subscription.builder(s.address(), e -> { })).build();
 
         assertThat(sub.address()).isEqualTo("orders-q");
@@ -369,7 +378,7 @@ class SettingsCoverageTest {
                 transactionBatchSize = "5", transactionBatchTime = "20ms", renewLeases = "false",
                 id = "orders-id", autoStartup = "true", idleEventInterval = "1m",
                 databaseTransaction = "true", transactionManager = "txManager", scope = "orders-scope",
-                rejectionHandler = "parking",
+                rejectionHandler = "parking", handlerExecutor = "handlers",
                 keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
                 onConflict = "reject")
         void onMessage(String body) {
@@ -476,7 +485,7 @@ class SettingsCoverageTest {
     @Test
     void aListenerWithoutRejectionHandlerGetsTheApplicationsDefaultAndAnUnknownBeanNameFails() {
         RejectionHandler fallback = r -> RejectionHandler.Decision.REJECT;
-        ListenerSettings.RejectionHandlers withDefault = new ListenerSettings.RejectionHandlers() {
+        ListenerSettings.ListenerBeans withDefault = new ListenerSettings.ListenerBeans() {
             @Override
             public RejectionHandler named(String beanName) {
                 return BEANS.named(beanName);
@@ -487,17 +496,17 @@ class SettingsCoverageTest {
                 return fallback;
             }
         };
-        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).rejectionHandlers(withDefault)
+        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).beans(withDefault)
                 .build(e -> { }).rejectionHandler()).containsSame(fallback);
-        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).rejectionHandlers(BEANS)
+        assertThat(settingsOf(new KeyAttribute(), new AcemqProperties.Listener()).beans(BEANS)
                 .build(e -> { }).rejectionHandler()).as("no bean: rejections proceed").isEmpty();
         AcemqProperties.Listener named = new AcemqProperties.Listener();
         named.setRejectionHandler("parking");
-        assertThat(settingsOf(new KeyAttribute(), named).rejectionHandlers(withDefault).build(e -> { })
+        assertThat(settingsOf(new KeyAttribute(), named).beans(withDefault).build(e -> { })
                 .rejectionHandler()).as("the named bean wins over the default").containsSame(PARKING);
         AcemqProperties.Listener unknown = new AcemqProperties.Listener();
         unknown.setRejectionHandler("nope");
-        assertThatThrownBy(() -> settingsOf(new KeyAttribute(), unknown).rejectionHandlers(withDefault)
+        assertThatThrownBy(() -> settingsOf(new KeyAttribute(), unknown).beans(withDefault)
                 .build(e -> { })).isInstanceOf(IllegalStateException.class)
                 .hasMessage("AceMQ listener 'q' (Bean.onMessage): rejectionHandler names 'nope', which is not a bean "
                         + "of type org.acemq.amqp.consumer.RejectionHandler");
