@@ -144,8 +144,10 @@ class WireBeyondCreditTest {
                 }
                 await().atMost(Duration.ofSeconds(20)).until(() -> observer.settlements().size() == excess);
                 long grown = pool.usedDirectMemory() - before;
+                // Leaking every payload grows it by 62.5 MiB; the pool may open one new 16 MiB chunk either way (it
+                // did, exactly one, in about one run in five): up to two chunks is "a few", four would be a leak.
                 assertThat(grown).as("pooled direct memory grown by %d bytes over %d released payloads of 32 KiB",
-                        grown, excess).isLessThan(16L * 1024 * 1024);
+                        grown, excess).isLessThanOrEqualTo(2 * 16L * 1024 * 1024);
                 assertThat(settled(observer)).allMatch(BEYOND::equals);
                 letGo.countDown();
                 await().atMost(Duration.ofSeconds(10)).until(() -> wire.dispositions.size() == excess + 3);
