@@ -32,17 +32,17 @@ final class Completions {
     private final ClaimEnds ends;
     private final Ticker ticker;
     private final long beatNanos;
-    private static final Delivery[] NONE = new Delivery[0];
     /** The most deliveries of the pending stack the heartbeat walks (the stack may be taken while it walks it). */
     private static final int MAX_WALK = 10_000;
 
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
     /**
-     * The batch the leader is ending now, for the lease heartbeat (published only where leases are renewed): the
-     * deliveries it took off the stack are out of the heartbeat's reach otherwise. No set, no per-delivery tracking.
+     * The first of the batch the leader is ending now, linked in order through {@code nextPending}, for the lease
+     * heartbeat (published only where leases are renewed): the deliveries it took off the stack are out of the
+     * heartbeat's reach otherwise. No set, no copy, no per-delivery tracking.
      */
-    private volatile Delivery[] inFlight = NONE;
+    private volatile Delivery inFlight;
 
     /** @param beatNanos the lease renewal period, 0 if leases are not renewed */
     Completions(String name, OutcomePolicy policy, Settler settler, ClaimEnds ends, Ticker ticker, long beatNanos) {
@@ -115,31 +115,19 @@ final class Completions {
             try {
                 Delivery stack = pending.getAndSet(null);
                 if (stack != null) {
+                    Delivery ordered = reverse(stack);
                     if (beatNanos > 0) {
-                        inFlight = toArray(stack);
+                        inFlight = ordered;
                     }
-                    complete(reverse(stack));
+                    complete(ordered);
                 }
             } finally {
                 if (beatNanos > 0) {
-                    inFlight = NONE;
+                    inFlight = null;
                 }
                 busy.set(false);
             }
         }
-    }
-
-    private static Delivery[] toArray(Delivery stack) {
-        int n = 0;
-        for (Delivery d = stack; d != null; d = d.nextPending) {
-            n++;
-        }
-        Delivery[] all = new Delivery[n];
-        int i = 0;
-        for (Delivery d = stack; d != null; d = d.nextPending) {
-            all[i++] = d;
-        }
-        return all;
     }
 
     private static Delivery reverse(Delivery stack) {
@@ -214,17 +202,19 @@ final class Completions {
 
     /**
      * Calls {@code action} for each delivery handed over whose claim has not ended yet: those the leader ends now,
-     * then those waiting on the stack. The stack is walked without a lock (bounded: the leader may take and reorder it
-     * meanwhile), so a delivery may be missed by one sweep or seen twice; the heartbeat's next sweep makes up for it.
+     * then those waiting on the stack. Both are walked without a lock (bounded: the leader may take and reorder the
+     * stack, and unlinks its batch as it settles it, meanwhile), so a delivery may be missed by one sweep or seen twice;
+     * the heartbeat's next sweep makes up for it. The leader unlinks a delivery only after its claim's end was
+     * recorded, so a batch waiting on a slow store call is always reached whole.
      */
     void forEachEnding(java.util.function.Consumer<Delivery> action) {
-        for (Delivery d : inFlight) {
-            if (d.state() == Delivery.State.ENDING) {
-                action.accept(d);
-            }
-        }
+        walk(inFlight, action);
+        walk(pending.get(), action);
+    }
+
+    private static void walk(Delivery first, java.util.function.Consumer<Delivery> action) {
         int walked = 0;
-        for (Delivery d = pending.get(); d != null && walked < MAX_WALK; d = d.nextPending, walked++) {
+        for (Delivery d = first; d != null && walked < MAX_WALK; d = d.nextPending, walked++) {
             if (d.state() == Delivery.State.ENDING) {
                 action.accept(d);
             }

@@ -33,6 +33,7 @@ final class LinkHooks {
     private final Receiver receiver;
     private final HookEvents listener;
     private final Scheduler io;
+    private final Dispositions dispositions;
     private Object window;         // the session's incoming window (engine), looked up once per install
     private int events;           // arrivals and aborts since install
     private int drainCredit = -1; // credit when the pending drain started, -1 if none
@@ -44,6 +45,7 @@ final class LinkHooks {
         this.receiver = receiver;
         this.listener = listener;
         this.io = access.ioThread(receiver);
+        this.dispositions = new Dispositions(io, receiver.connection());
     }
 
     /**
@@ -89,8 +91,9 @@ final class LinkHooks {
     }
 
     /**
-     * Settles a delivery of this receiver with {@code state}, as a task on the connection's I/O thread, and returns at
-     * once. The task first checks, there, that the delivery's engine and link are still alive: a connection that
+     * Settles a delivery of this receiver with {@code state} on the connection's I/O thread, batched with the link's
+     * other dispositions ({@link Dispositions}: one task and one flush per batch), and returns at once. The I/O thread
+     * first checks, there, that the delivery's engine and link are still alive: a connection that
      * failed after the hand-over (protonj2 fails the engine on the I/O thread, so a saturated I/O thread can fail it
      * while the task waits in its queue) makes the task drop the disposition, log it at DEBUG and run
      * {@code dropped}, instead of letting the engine throw {@code EngineShutdownException}. This is what protonj2's
@@ -109,25 +112,7 @@ final class LinkHooks {
         if (incoming == null) {
             return Handover.UNSUPPORTED;
         }
-        try {
-            io.execute(() -> {
-                String why;
-                try {
-                    if (EngineDeliveries.writable(incoming)) {
-                        incoming.disposition(state, true);
-                        return;
-                    }
-                    why = "its connection or link was gone when the I/O thread came to write it";
-                } catch (RuntimeException e) {
-                    why = Errors.describe(e);
-                }
-                LOG.debug("Disposition {} on link '{}' dropped: {}", state, EngineDeliveries.linkName(incoming), why);
-                dropped.run();
-            });
-            return Handover.QUEUED;
-        } catch (java.util.concurrent.RejectedExecutionException e) {
-            return Handover.REFUSED;
-        }
+        return dispositions.add(incoming, state, dropped) ? Handover.QUEUED : Handover.REFUSED;
     }
 
     /** Drains the link; the answer goes to {@link HookEvents#drained}. */
