@@ -135,6 +135,7 @@ final class LinkHooks {
 
     private void wrap() {
         org.apache.qpid.protonj2.engine.Receiver engine = engine();
+        WholeFrames.install(engine.getEngine()); // protonj2 1.1.0 fails on frames split over 3+ reads: see there
         window = access.window(engine);
         EventHandler<IncomingDelivery> read = unwrap(access.readHandler(engine));
         EventHandler<IncomingDelivery> aborted = unwrap(access.abortedHandler(engine));
