@@ -36,7 +36,9 @@ import org.apache.qpid.protonj2.engine.IncomingDelivery;
  * the consumers built while it is set: it is read once per consumer, by {@link #get()}, never per link or delivery.
  *
  * <p>A link's handlers are replaced by protonj2 whenever it re-creates the link (every reconnect attempt), so
- * {@link #install} is called after every (re)attach; installing twice is harmless.
+ * {@link #install} is called after every (re)attach; installing twice is harmless. Each install also puts
+ * {@link WholeFrames} in front of the connection's frame decoder (once per engine), a workaround for a protonj2 1.1.0
+ * composite-buffer bug that fails the connection on a frame split over three or more socket reads.
  */
 final class EngineHooks {
 
