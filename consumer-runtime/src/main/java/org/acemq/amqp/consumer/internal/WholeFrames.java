@@ -72,6 +72,8 @@ final class WholeFrames implements EngineHandler {
             return false;
         }
         engine.pipeline().addLast(NAME, new WholeFrames(engine, passThrough));
+        LOG.debug("Frame assembly installed in front of protonj2's frame decoder ({} bytes of a begun frame first)",
+                passThrough);
         return true;
     }
 
