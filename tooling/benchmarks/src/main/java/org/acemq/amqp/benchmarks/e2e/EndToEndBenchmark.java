@@ -1030,6 +1030,8 @@ public final class EndToEndBenchmark {
             throw new IllegalStateException(mode + ": " + counter.other.get() + " deliveries settled otherwise than "
                     + "accepted as processed");
         }
+        // the observer hears "settled" when a disposition is handed to the I/O thread: the broker must have them all
+        checkDrained(queue, mode);
         return s;
     }
 
