@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.apache.qpid.protonj2.engine.Scheduler;
@@ -14,10 +13,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The settled dispositions of one link incarnation, written in batches on the connection's I/O thread: a thread that
- * settles pushes its disposition onto a lock-free stack and hands the I/O thread one write task only if none is
- * waiting already; that task writes every disposition waiting, in the order they were handed over, and flushes the
- * socket once. protonj2's own {@code accept()} costs one task and one flush (a write system call) per delivery; here a
- * busy link pays one per batch, and the broker reads the batch in one go.
+ * settles pushes its disposition onto a lock-free stack and hands the I/O thread a write task only if it found the
+ * stack empty (otherwise the task that the first of them queued is still to come); that task takes and writes every
+ * disposition waiting, in the order they were handed over, and flushes the socket once. protonj2's own {@code
+ * accept()} costs one task and one flush (a write system call) per delivery; here a busy link pays one per batch, and
+ * the broker reads the batch in one go.
  *
  * <p>Each disposition is checked on the I/O thread at the moment of writing, as before batching: one whose connection
  * or link is gone is dropped and its {@code dropped} runs. A disposition handed over happens-before any task submitted
@@ -46,7 +46,6 @@ final class Dispositions {
     private final Scheduler io;
     private final Object connection;
     private final AtomicReference<Pending> waiting = new AtomicReference<>();
-    private final AtomicBoolean scheduled = new AtomicBoolean();
     private final Runnable writeTask = this::writeWaiting;
 
     /**
@@ -72,14 +71,13 @@ final class Dispositions {
             head = waiting.get();
             p.next = head;
         } while (!waiting.compareAndSet(head, p));
-        if (scheduled.get() || !scheduled.compareAndSet(false, true)) {
-            return true; // the waiting write task takes it
+        if (head != null) {
+            return true; // a write task is queued already (the first of these queued it) and takes this one too
         }
         try {
             io.execute(writeTask);
             return true;
         } catch (RejectedExecutionException e) {
-            scheduled.set(false);
             // Nothing will write what waits: this caller's disposition is refused, the others handed over meanwhile
             // are dropped (unless a write task took this one already: then it is written, or dropped, there).
             boolean mine = false;
@@ -96,7 +94,6 @@ final class Dispositions {
 
     /** On the I/O thread: writes what waits, oldest first, then flushes once. */
     private void writeWaiting() {
-        scheduled.set(false);
         Pending stack = waiting.getAndSet(null);
         if (stack == null) {
             return;
