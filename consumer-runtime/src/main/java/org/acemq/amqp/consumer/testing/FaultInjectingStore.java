@@ -110,7 +110,6 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
 
     /** What is set and recorded for one operation. */
     private static final class Operation {
-        final List<Integer> calls = new CopyOnWriteArrayList<>();
         final Semaphore gate = new Semaphore(OPEN);
         final AtomicInteger waiting = new AtomicInteger();
         final AtomicInteger failNext = new AtomicInteger();
@@ -286,7 +285,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
      *     a call of one; failed and waiting calls included)
      */
     public List<Integer> calls(StoreOperation operation) {
-        return List.copyOf(op(operation).calls);
+        return history.stream().filter(c -> c.operation() == operation).map(c -> c.keys().size()).toList();
     }
 
     /**
@@ -350,7 +349,7 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
         StringBuilder sb = new StringBuilder("FaultInjectingStore over ").append(delegate.getClass().getSimpleName());
         sb.append(down ? " (down)" : "");
         for (Map.Entry<StoreOperation, Operation> e : operations.entrySet()) {
-            sb.append(", ").append(e.getKey()).append(' ').append(e.getValue().calls.size()).append(" call(s)");
+            sb.append(", ").append(e.getKey()).append(' ').append(calls(e.getKey()).size()).append(" call(s)");
         }
         return sb.toString();
     }
@@ -365,7 +364,6 @@ public final class FaultInjectingStore implements LeasedIdempotencyStore {
     private void enter(StoreOperation operation, String method, List<String> keyList) {
         int keys = keyList.size();
         Operation op = op(operation);
-        op.calls.add(keys);
         Call call = new Call(operation, method, keyList);
         history.add(call);
         for (Consumer<? super Call> listener : listeners) {
