@@ -111,21 +111,16 @@ public final class AcemqAutoConfiguration {
 
     /**
      * The application's beans a listener names: its {@link RejectionHandler} ({@code rejectionHandler}; listeners
-     * that name none get the only (or primary) one, if any) and its {@code handlerExecutor}. Several and no primary is an error for a listener that names none.
+     * that name none get the only (or primary) one, if any: several and no primary is then an error) and its
+     * {@code handlerExecutor}.
      */
     static ListenerSettings.ListenerBeans listenerBeans(ObjectProvider<RejectionHandler> all,
             BeanFactory beans) {
         return new ListenerSettings.ListenerBeans() {
             @Override
-            public java.util.concurrent.Executor executor(String beanName) {
-                return beans.containsBean(beanName) && beans.isTypeMatch(beanName, java.util.concurrent.Executor.class)
-                        ? beans.getBean(beanName, java.util.concurrent.Executor.class) : null;
-            }
-
-            @Override
-            public RejectionHandler named(String beanName) {
-                return beans.containsBean(beanName) && beans.isTypeMatch(beanName, RejectionHandler.class)
-                        ? beans.getBean(beanName, RejectionHandler.class) : null;
+            public <T> T named(String beanName, Class<T> type) {
+                return beans.containsBean(beanName) && beans.isTypeMatch(beanName, type)
+                        ? beans.getBean(beanName, type) : null;
             }
 
             @Override

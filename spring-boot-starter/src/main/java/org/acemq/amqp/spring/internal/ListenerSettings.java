@@ -43,7 +43,7 @@ final class ListenerSettings {
         /** No bean factory: no default handler, and a named one cannot be found. */
         ListenerBeans NONE = new ListenerBeans() {
             @Override
-            public RejectionHandler named(String beanName) {
+            public <T> T named(String beanName, Class<T> type) {
                 return null;
             }
 
@@ -55,14 +55,10 @@ final class ListenerSettings {
 
         /**
          * @param beanName a bean name
-         * @return the {@link java.util.concurrent.Executor} bean of that name, or null if there is none
+         * @param type the type it must have
+         * @return the bean of that name and type, or null if there is none
          */
-        default java.util.concurrent.Executor executor(String beanName) {
-            return null;
-        }
-
-        /** @return the RejectionHandler bean of that name, or null if there is none */
-        RejectionHandler named(String beanName);
+        <T> T named(String beanName, Class<T> type);
 
         /** @return the handler of listeners that name none: the only or primary bean, or null */
         RejectionHandler fallback();
@@ -163,12 +159,16 @@ final class ListenerSettings {
         if (beanName == null) {
             return beans.fallback();
         }
-        RejectionHandler handler = beans.named(beanName);
-        if (handler == null) {
-            throw invalid("rejectionHandler names '" + beanName + "', which is not a bean of type "
-                    + RejectionHandler.class.getName());
+        return named("rejectionHandler", beanName, RejectionHandler.class);
+    }
+
+    /** @return the bean {@code attribute} names, which must be of {@code type} */
+    private <T> T named(String attribute, String beanName, Class<T> type) {
+        T bean = beans.named(beanName, type);
+        if (bean == null) {
+            throw invalid(attribute + " names '" + beanName + "', which is not a bean of type " + type.getName());
         }
-        return handler;
+        return bean;
     }
 
     /** @return the transaction manager's bean name, or null for the only one */
@@ -275,12 +275,7 @@ final class ListenerSettings {
             }
             String executor = pick(properties.getHandlerExecutor(), "handlerExecutor", Function.identity());
             if (executor != null) {
-                java.util.concurrent.Executor e = beans.executor(executor);
-                if (e == null) {
-                    throw invalid("handlerExecutor names '" + executor + "', which is not a bean of type "
-                            + java.util.concurrent.Executor.class.getName());
-                }
-                b.handlerExecutor(e);
+                b.handlerExecutor(named("handlerExecutor", executor, java.util.concurrent.Executor.class));
             }
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {

@@ -72,13 +72,9 @@ class SettingsCoverageTest {
     /** A bean factory with one RejectionHandler bean, "parking", and no default. */
     static final ListenerSettings.ListenerBeans BEANS = new ListenerSettings.ListenerBeans() {
         @Override
-        public java.util.concurrent.Executor executor(String beanName) {
-            return beanName.equals("handlers") ? HANDLERS : null;
-        }
-
-        @Override
-        public RejectionHandler named(String beanName) {
-            return beanName.equals("parking") ? PARKING : null;
+        public <T> T named(String beanName, Class<T> type) {
+            Object bean = beanName.equals("handlers") ? HANDLERS : beanName.equals("parking") ? PARKING : null;
+            return type.isInstance(bean) ? type.cast(bean) : null;
         }
 
         @Override
@@ -487,8 +483,8 @@ class SettingsCoverageTest {
         RejectionHandler fallback = r -> RejectionHandler.Decision.REJECT;
         ListenerSettings.ListenerBeans withDefault = new ListenerSettings.ListenerBeans() {
             @Override
-            public RejectionHandler named(String beanName) {
-                return BEANS.named(beanName);
+            public <T> T named(String beanName, Class<T> type) {
+                return BEANS.named(beanName, type);
             }
 
             @Override
