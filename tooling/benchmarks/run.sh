@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the benchmarks jar (reactor build of the modules it needs, no `mvn install`) and runs it.
 # See docs/benchmarks.md.
-#   tooling/benchmarks/run.sh e2e        # the issue-13 run: durable + non-durable throughput with the peer rows,
+#   tooling/benchmarks/run.sh e2e        # the full run: durable + non-durable throughput with the peer rows,
 #                                #   latency at half load, IO-bound -> tooling/benchmarks/target/e2e-results.md
 #   tooling/benchmarks/run.sh            # that plus the store micro-benchmarks -> tooling/benchmarks/target/results.md
 #   tooling/benchmarks/run.sh micro      # store micro-benchmarks only

@@ -50,8 +50,8 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  * protonj2 container, Camel's idempotent consumer with its in-memory and JDBC repositories); in the durable phase
  * also AceMQ with the JDBC store on a durable private MariaDB (beside Camel's JDBC repository on it) and with the
  * Redis store on a private standalone redis-server and Redis Clusters of 1 and 3 masters; then added latency at
- * half load and a 10 ms IO-bound handler (non-durable). The report opens with one summary table and the targets of
- * issue 13. See docs/benchmarks.md.
+ * half load and a 10 ms IO-bound handler (non-durable). The report opens with one summary table and its speed
+ * targets. See docs/benchmarks.md.
  *
  * <pre>
  * java -jar tooling/benchmarks/target/acemq-benchmarks.jar e2e [--durability durable,non-durable] [--modes LIST]
@@ -505,9 +505,9 @@ public final class EndToEndBenchmark {
         return p == null || !p.samples.containsKey(m) ? "—" : num(p.ratio(m), 2);
     }
 
-    /** The targets of issue 13, each met or not, from this run. */
+    /** The end-to-end speed targets, each met or not, from this run. */
     private String targets() {
-        StringBuilder sb = new StringBuilder("### Targets (issue 13)\n\nCommand: `" + options.command + "`.\n\n"
+        StringBuilder sb = new StringBuilder("### Targets\n\nCommand: `" + options.command + "`.\n\n"
                 + "| target | result | status |\n|---|---|---|\n");
         for (boolean d : new boolean[] {true, false}) {
             Phase p = phase(d);
