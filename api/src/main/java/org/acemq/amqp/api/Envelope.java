@@ -82,4 +82,43 @@ public interface Envelope {
      *     and releases: 1 for the first
      */
     int attempt();
+
+    /**
+     * Sends a message to {@code address} as part of handling this message. Nothing is sent while the handler runs: the
+     * runtime sends what the handler sent only once it returned normally, and only then confirms and accepts this
+     * message; a handler that throws sends nothing. What that guarantees depends on the store (README, "Messages the
+     * handler sends"): with the JDBC store's transactional handler the messages are written to an outbox in the
+     * handler's transaction and dispatched after the commit (exactly once together with the handler's database
+     * effects, as seen by an idempotent receiver); with every other store they are sent before the confirm, so a crash
+     * in between sends them again, with the same message-ids.
+     *
+     * <p>The message-id is stable: derived from {@link #id()} and the position of this send among the handler's sends,
+     * so a repeated run of the handler sends messages with the same ids.
+     *
+     * @param address the destination address (a queue or topic name as the broker knows it); not null or empty
+     * @param message the message
+     * @return the message-id the message carries
+     * @throws NullPointerException if an argument is null
+     * @throws IllegalArgumentException if the address is empty, or the body or a property cannot be encoded as AMQP
+     * @throws IllegalStateException if called after the handler returned
+     * @throws UnsupportedOperationException if this envelope comes from something that cannot send (a test double)
+     */
+    default String send(String address, OutgoingMessage message) {
+        throw new UnsupportedOperationException("this envelope (" + getClass().getName() + ") cannot send messages");
+    }
+
+    /**
+     * Answers this message: sends {@code message} to its {@link #replyTo() reply-to} address, as
+     * {@link #send(String, OutgoingMessage)} does, with the correlation-id request-reply callers expect: the one set on
+     * {@code message} if any, else this message's correlation-id if it has one, else its message-id.
+     *
+     * @param message the answer
+     * @return the message-id the answer carries
+     * @throws NullPointerException if {@code message} is null
+     * @throws IllegalStateException if this message has no reply-to address, or if called after the handler returned
+     * @throws UnsupportedOperationException if this envelope comes from something that cannot send (a test double)
+     */
+    default String reply(OutgoingMessage message) {
+        throw new UnsupportedOperationException("this envelope (" + getClass().getName() + ") cannot send messages");
+    }
 }
