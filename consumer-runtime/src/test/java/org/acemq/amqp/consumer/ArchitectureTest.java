@@ -35,8 +35,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ArchitectureTest {
 
-    /** The most lines a source file of the internal package may have. */
-    static final int MAX_INTERNAL_LINES = 300;
 
     private static final String ROOT_PACKAGE = "org.acemq.amqp.consumer";
     private static final String INTERNAL_PACKAGE = ROOT_PACKAGE + ".internal";
@@ -141,24 +139,6 @@ class ArchitectureTest {
                 .contains("Reader -> Names: names Names").doesNotContain("Alone");
         graph.add("sub.Helper", "Alone", "test");
         assertThat(graph.cycles()).as("Alone imports sub.Helper").hasSize(2);
-    }
-
-    @Test
-    void noInternalSourceFileIsLongerThanTheLimit() throws IOException {
-        Path internal = module.resolve("src/main/java").resolve(INTERNAL_PACKAGE.replace('.', '/'));
-        assertThat(internal).isDirectory();
-        List<String> offenders = new ArrayList<>();
-        try (Stream<Path> files = Files.walk(internal)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
-                int lines = Files.readAllLines(file).size();
-                if (lines > MAX_INTERNAL_LINES) {
-                    offenders.add(module.relativize(file) + ": " + lines + " lines");
-                }
-            }
-        }
-        assertThat(offenders)
-                .as("internal source files over %d lines (split them into cohesive classes)", MAX_INTERNAL_LINES)
-                .isEmpty();
     }
 
     @Test

@@ -37,6 +37,7 @@ public final class ConsumerRuntime {
     private final List<Subscriber> subscribers = new ArrayList<>();
     private final Map<String, SessionHandle> sessions = new LinkedHashMap<>();
     private final Connector connector;
+    private final Senders senders;
     private final ConsumerState state = new ConsumerState();
     private Boolean closeResult;
 
@@ -54,11 +55,14 @@ public final class ConsumerRuntime {
         this.connector = new Connector(config, control, observer, broker, new ConnectionEvents(config, state, broker,
                 allocator, store, gate, observer, sessions.values(), subscribers));
         long leasePeriodNanos = heartbeats == null ? 0 : heartbeats.periodNanos();
+        SessionHandle sending = new SessionHandle("senders", config.connection());
+        sessions.put("senders", sending);
+        this.senders = new Senders(sending, config.connection().requestTimeout());
         for (Subscription spec : config.subscriptions()) {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
-            Pipeline pipeline = new Pipeline(spec, config, session, observer, store, gate, allocator, control, broker,
-                    hooks, leasePeriodNanos, connector::failed);
+            Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
+                    hooks, new Sends(spec.name(), senders, store.outbox()), leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
                     config.connection().requestTimeout()));
         }
@@ -80,7 +84,7 @@ public final class ConsumerRuntime {
                 throw new AcemqException("cannot start consumer '" + config.name() + "': " + e.getMessage(), e);
             }
             if (heartbeats != null) {
-                heartbeats.watch(s.threads());
+                heartbeats.watch(s.pipeline());
             }
         }
         if (heartbeats != null) {
@@ -151,6 +155,7 @@ public final class ConsumerRuntime {
         for (Subscriber s : subscribers) {
             s.closeLink();
         }
+        senders.close();
         for (SessionHandle s : sessions.values()) {
             s.close();
         }

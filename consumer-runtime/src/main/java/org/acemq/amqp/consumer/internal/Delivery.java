@@ -1,13 +1,13 @@
 package org.acemq.amqp.consumer.internal;
 
 import org.acemq.amqp.api.Claim;
-import org.apache.qpid.protonj2.client.Message;
 
 /**
- * One delivery from the moment the intake takes it from the client until it is settled or abandoned. Its fields are
- * written by the thread that has it at the time (the intake leader, then the handler thread that runs it, then the
- * thread that ends its claim); each hand-over goes through a lock or a volatile write. {@code claim},
- * {@code claimedNanos} and {@code nextBeatNanos} are also read by the lease heartbeat and by health.
+ * How far one delivery has come, from the moment it was read until it is settled or abandoned; what arrived is its
+ * {@link Arrival}, which never changes. Its progress is written by the thread that has it at the time (the intake
+ * leader, then the handler thread that runs it, then the thread that ends its claim); each hand-over goes through a
+ * lock or a volatile write. {@code claim}, {@code claimedNanos} and {@code nextBeatNanos} are also read by the lease
+ * heartbeat and by health.
  *
  * <p>Where it is in the pipeline is its {@link State}; each stage moves it on with {@link #moveTo}, which refuses a
  * transition the pipeline does not have (a bug: it throws, and the delivery is settled as an unexpected failure).
@@ -16,7 +16,7 @@ final class Delivery {
 
     /** Where a delivery is in the pipeline (docs/runtime.md). */
     enum State {
-        /** Taken from the client by the intake; not read yet, or read and being claimed. */
+        /** Taken from the client and read; being claimed. */
         RECEIVED,
         /** Read and claimed (or to be claimed when a thread starts it): waits for a handler thread. */
         ADMITTED,
@@ -24,7 +24,7 @@ final class Delivery {
         RUNNING,
         /** Its verdict is known; its claim is being confirmed or released. */
         ENDING,
-        /** Its outcome waits out a delay (retry back-off, in-progress delay) before it is sent. */
+        /** Its outcome waits out a delay (retry back-off, in-progress delay) before it is sent, or before it runs again. */
         HELD,
         /** Its outcome was sent, enlisted, or it was abandoned (its link was gone). Final. */
         SETTLED;
@@ -32,7 +32,7 @@ final class Delivery {
         private int allowedFrom;
 
         static {
-            allow(ADMITTED, RECEIVED);
+            allow(ADMITTED, RECEIVED, HELD);
             allow(RUNNING, ADMITTED);
             allow(ENDING, RECEIVED, ADMITTED, RUNNING);
             allow(HELD, RECEIVED, ADMITTED, RUNNING, ENDING);
@@ -51,21 +51,14 @@ final class Delivery {
         }
     }
 
-    final org.apache.qpid.protonj2.client.Delivery amqp;
-    final ReceiverLink link;
-    /** Whether the delivery holds a slot of its link (false if it was taken after the link ended). */
-    final boolean counted;
-    final long receivedNanos;
-    Message<?> message;
-    String key;
-    /** The content's fingerprint, or null when the subscription computes none. */
-    String fingerprint;
-    /** The fingerprint the store holds for the key, when it differs from {@link #fingerprint}; else null. */
-    String recordedFingerprint;
-    EnvelopeImpl envelope;
-    DeliveryScope scope;
-    /** What is known so far (the intake's decision, then the handler's result). */
+    /** What arrived. */
+    final Arrival arrival;
+    /** What is known so far (the read stage's facts, then the store's answer, then the handler's result). */
     DeliveryFacts facts;
+    /** The fingerprint the store holds for the key, when it differs from the arrival's; else null. */
+    String recordedFingerprint;
+    /** The observer's scope and the trace context around its handler, while open. */
+    DeliveryScope scope;
     /** Another delivery of the same intake batch has the same key: this one is claimed when a thread starts it. */
     boolean claimAtStart;
     /** The claim held, or null. */
@@ -74,8 +67,10 @@ final class Delivery {
     volatile long claimedNanos;
     /** When the claim's lease is next renewed (ticker), 0 for never. */
     volatile long nextBeatNanos;
+    /** Outbox entries its handler (or, for a copy, an earlier run) sent that the broker took: marked with its confirm. */
+    java.util.List<org.acemq.amqp.api.OutboxEntry> dispatched = java.util.List.of();
 
-    // ---- handed to Completions: the verdict whose claim is ended (confirm or release) before it is settled
+    // ---- handed to the end stage: the verdict whose claim is ended (confirm or release) before it is settled
     volatile Verdict verdict;
     /** The next delivery waiting for its claim to end (a stack, so that handing one over allocates nothing). */
     Delivery nextPending;
@@ -89,11 +84,23 @@ final class Delivery {
     private boolean finished;
     private volatile State state = State.RECEIVED;
 
-    Delivery(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link, boolean counted, long receivedNanos) {
-        this.amqp = amqp;
-        this.link = link;
-        this.counted = counted;
-        this.receivedNanos = receivedNanos;
+    Delivery(Arrival arrival) {
+        this.arrival = arrival;
+    }
+
+    /** @return the store key, or null */
+    String key() {
+        return arrival.key();
+    }
+
+    /** @return the handler's view of the message, or null if it has no key */
+    EnvelopeImpl envelope() {
+        return arrival.envelope();
+    }
+
+    /** @return the link that accounts for it */
+    ReceiverLink link() {
+        return arrival.link();
     }
 
     /** @return where the delivery is in the pipeline */
@@ -115,18 +122,33 @@ final class Delivery {
         state = next;
     }
 
+    /** Records the claim the store granted (the claim stage), and when its lease is next renewed (0: never). */
+    void claimed(Claim granted, long nowNanos, long beatNanos) {
+        claim = granted;
+        claimedNanos = nowNanos;
+        nextBeatNanos = beatNanos > 0 ? nowNanos + beatNanos : 0;
+        arrival.envelope().attempt(granted.attempt());
+    }
+
+    /** The claim's end was recorded (or given up): it holds none any more. */
+    void unclaimed() {
+        claim = null;
+        claimedNanos = 0;
+    }
+
     /**
      * Frees the delivery's slot, once: it is settled, abandoned, or its transaction ended.
      *
      * @param allocator the allocator of the link's member
      */
     void finish(CreditAllocator allocator) {
+        ReceiverLink link = arrival.link();
         synchronized (link.member.lock) {
             if (finished) {
                 return;
             }
             finished = true;
-            if (!counted) {
+            if (!arrival.counted()) {
                 return;
             }
             link.finished();
@@ -164,11 +186,11 @@ final class Delivery {
 
     /** @return whether it can still be settled: its link is valid and the connection it came over alive */
     boolean live() {
-        return link.live(amqp);
+        return arrival.link().live(arrival.amqp());
     }
 
     /** @return the key for log lines: escaped and shortened */
     String logId() {
-        return LogSafe.id(key);
+        return LogSafe.id(arrival.key());
     }
 }

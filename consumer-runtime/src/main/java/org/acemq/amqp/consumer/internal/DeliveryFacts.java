@@ -106,6 +106,15 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
     }
 
     /**
+     * @param thrown why what the handler sent could not be sent (the handler returned)
+     * @return these facts, as if the handler had thrown it
+     */
+    DeliveryFacts sendFailed(Throwable thrown) {
+        return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, claim, storeError,
+                keyRefused, attempt, thrown, modifiedSupported, jitterDraw, conflict);
+    }
+
+    /**
      * @param thrown what the handler threw, or null if it returned
      * @param modified whether the broker implements {@code modified}
      * @param draw the jitter draw in [0, 1)

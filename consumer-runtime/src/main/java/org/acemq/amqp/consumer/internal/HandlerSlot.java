@@ -20,8 +20,8 @@ final class HandlerSlot {
 
     private final AtomicInteger state = new AtomicInteger(IDLE);
     volatile Thread thread;
-    /** The delivery this thread processes, or null. */
-    volatile Delivery current;
+    /** The deliveries this thread processes (one, or a batch), or null. */
+    volatile java.util.List<Delivery> current;
 
     /** On the slot's thread, just before {@code receive()}. */
     void receiving() {

@@ -5,42 +5,42 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A subscription's {@code concurrency} handler threads. Each takes its next delivery from the {@link Intake} (which one
- * of them leads at a time: it takes what the client has queued and has it claimed in one store call) and runs it
- * ({@link Runner#run}). Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read,
- * and how {@code close()} wakes the intake leader from {@code receive()}.
+ * A subscription's {@code concurrency} handler threads: each repeats its pipeline's step ({@link Pipeline#step})
+ * until the subscription stops. Each thread has a {@link HandlerSlot}: what health and the lease heartbeat read, and
+ * how a stop wakes the intake leader from {@code receive()}.
  */
 final class HandlerThreads {
 
     private static final Logger LOG = LoggerFactory.getLogger(HandlerThreads.class);
 
+    /** What a thread does, again and again, until it answers false. */
+    interface Step {
+        boolean step(HandlerSlot slot);
+    }
+
     private final String name;
-    private final Intake intake;
-    private final Runner runner;
-    private final Leftovers leftovers;
-    private final Completions ending;
-    private final LinkKeeper links;
+    private final Step step;
+    private final Consumer<HandlerSlot> leftAtShutdown;
     private final boolean handlesLeftAtShutdown;
     private final HandlerSlot[] slots;
     private final CountDownLatch ended;
 
     /**
-     * @param handlesLeftAtShutdown whether the threads handle the deliveries left in the client before they stop
-     *     ({@link OutcomePolicy#handlesLeftAtShutdown})
+     * @param leftAtShutdown what a thread does with the deliveries left in the client before it stops, when it handles
+     *     them ({@link OutcomePolicy#handlesLeftAtShutdown})
+     * @param handlesLeftAtShutdown whether it does
      */
-    HandlerThreads(String name, int concurrency, Intake intake, Runner runner, Leftovers leftovers,
-                   Completions ending, LinkKeeper links, boolean handlesLeftAtShutdown) {
+    HandlerThreads(String name, int concurrency, Step step, Consumer<HandlerSlot> leftAtShutdown,
+                   boolean handlesLeftAtShutdown) {
         this.name = name;
-        this.intake = intake;
-        this.runner = runner;
-        this.leftovers = leftovers;
-        this.ending = ending;
-        this.links = links;
+        this.step = step;
+        this.leftAtShutdown = leftAtShutdown;
         this.handlesLeftAtShutdown = handlesLeftAtShutdown;
         this.slots = new HandlerSlot[concurrency];
         this.ended = new CountDownLatch(concurrency);
@@ -88,66 +88,51 @@ final class HandlerThreads {
     }
 
     private void loop(HandlerSlot slot) {
-        Delivery d;
-        while ((d = intake.next(slot)) != null) {
-            slot.current = d;
+        boolean more = true;
+        while (more) {
             try {
-                runner.run(d);
+                more = step.step(slot);
             } catch (RuntimeException | Error e) {
                 LOG.error("Subscription '{}': a delivery could not be processed or settled", name, e);
-            } finally {
-                slot.current = null;
             }
         }
         if (handlesLeftAtShutdown) {
             // at-most-once: the broker settled these when it sent them; they cannot go back, so they are handled
-            leftovers.drain(List.of(), links.currentLink(), slot);
+            leftAtShutdown.accept(slot);
         }
     }
 
-    /**
-     * On the closing thread: admitted deliveries no thread started, then what the client holds for {@code link}, go
-     * through the shutdown stage ({@link Leftovers}).
-     *
-     * @param link the link whose queued deliveries are taken too, or null
-     */
-    void releaseLeft(ReceiverLink link) {
-        leftovers.drain(intake.drain(), link, new HandlerSlot());
-    }
-
-    /** Wakes every thread blocked in {@code receive()} or waiting for a turn at the intake. */
+    /** Wakes every thread blocked in {@code receive()}. */
     void wakeReceivers() {
         for (HandlerSlot slot : slots) {
             slot.wake();
         }
-        intake.wakeAll();
     }
 
-    /** Calls {@code action} for every delivery a thread runs, that waits admitted, or whose claim waits to be ended. */
-    void forEachHeld(Consumer<Delivery> action) {
+    /** Calls {@code action} for every delivery a thread runs now. */
+    void forEachRunning(Consumer<Delivery> action) {
         for (HandlerSlot slot : slots) {
-            Delivery d = slot.current;
-            if (d != null) {
-                action.accept(d);
+            List<Delivery> work = slot.current;
+            if (work != null) {
+                work.forEach(action);
             }
         }
-        intake.forEachWaiting(action);
-        ending.forEachEnding(action);
     }
 
     /**
-     * Waits until no thread runs a delivery and none waits admitted or is being admitted (the subscription was
-     * stopped by the application: nothing new is taken).
+     * Waits until no thread runs a delivery and the schedule is not busy (the subscription was stopped by the
+     * application: nothing new is taken).
      *
+     * @param busy whether admitted deliveries wait or a leader is admitting some
      * @return whether that happened before the deadline
      */
-    boolean awaitIdle(long deadlineNanos) {
+    boolean awaitIdle(long deadlineNanos, BooleanSupplier busy) {
         while (true) {
-            boolean busy = intake.busy();
+            boolean running = busy.getAsBoolean();
             for (HandlerSlot slot : slots) {
-                busy |= slot.current != null;
+                running |= slot.current != null;
             }
-            if (!busy) {
+            if (!running) {
                 return true;
             }
             if (System.nanoTime() - deadlineNanos >= 0) {
@@ -185,24 +170,5 @@ final class HandlerThreads {
                 t.interrupt();
             }
         }
-    }
-
-    /** @return how long the oldest delivery a thread holds (running or admitted) has been held, in nanoseconds */
-    long oldest(long now) {
-        long[] oldest = {0};
-        forEachHeld(d -> oldest[0] = Math.max(oldest[0], now - d.receivedNanos));
-        return oldest[0];
-    }
-
-    /** @return how long the oldest claim held (running or admitted) has been held, in nanoseconds */
-    long oldestClaim(long now) {
-        long[] oldest = {0};
-        forEachHeld(d -> {
-            long claimed = d.claimedNanos;
-            if (claimed != 0) {
-                oldest[0] = Math.max(oldest[0], now - claimed);
-            }
-        });
-        return oldest[0];
     }
 }

@@ -91,7 +91,7 @@ final class Holds {
     long oldest(long now) {
         long oldest = 0;
         for (Hold h : holds) {
-            oldest = Math.max(oldest, now - h.delivery.receivedNanos);
+            oldest = Math.max(oldest, now - h.delivery.arrival.receivedNanos());
         }
         return oldest;
     }

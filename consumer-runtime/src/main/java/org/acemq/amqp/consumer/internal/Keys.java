@@ -138,6 +138,15 @@ final class Keys {
         return inner == null ? null : "k:" + inner;
     }
 
+    /**
+     * @param message the decoded message
+     * @param envelope its envelope
+     * @return the key its processing is ordered by, or null when the subscription does not order
+     */
+    String orderKey(Message<?> message, EnvelopeImpl envelope) {
+        return null;
+    }
+
     /** @return whether fingerprints are computed */
     boolean fingerprints() {
         return fingerprint.enabled();

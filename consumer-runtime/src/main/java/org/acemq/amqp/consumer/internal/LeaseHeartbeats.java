@@ -26,7 +26,7 @@ final class LeaseHeartbeats {
     private final Ticker ticker;
     private final long periodNanos;
     private final Duration sweep;
-    private final List<HandlerThreads> watched = new CopyOnWriteArrayList<>();
+    private final List<Pipeline> watched = new CopyOnWriteArrayList<>();
     private volatile boolean stopped;
 
     /**
@@ -51,8 +51,8 @@ final class LeaseHeartbeats {
         return sweep;
     }
 
-    void watch(HandlerThreads threads) {
-        watched.add(threads);
+    void watch(Pipeline pipeline) {
+        watched.add(pipeline);
     }
 
     void start() {
@@ -77,8 +77,8 @@ final class LeaseHeartbeats {
     private void sweep() {
         try {
             long now = ticker.read();
-            for (HandlerThreads threads : watched) {
-                threads.forEachHeld(d -> beat(d, now));
+            for (Pipeline pipeline : watched) {
+                pipeline.forEachHeld(d -> beat(d, now));
             }
         } finally {
             next();

@@ -133,13 +133,13 @@ final class LinkKeeper implements Intake.Source {
     }
 
     @Override
-    public Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
+    public Arrival take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
         ReceiverLink owner = owner(from, amqp);
         boolean counted = owner.take();
         if (!counted) {
             credit.lateTake(owner);
         }
-        return new Delivery(amqp, owner, counted, receivedNanos);
+        return Arrival.taken(amqp, owner, counted, receivedNanos);
     }
 
     /** @return the current link, or null */
@@ -259,7 +259,6 @@ final class LinkKeeper implements Intake.Source {
     // ------------------------------------------------------------------ taking deliveries at all
 
     /** @return whether the consumer is closing */
-    @Override
     public boolean stopping() {
         return stopping;
     }

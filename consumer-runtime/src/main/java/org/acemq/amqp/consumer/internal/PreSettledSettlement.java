@@ -29,7 +29,7 @@ final class PreSettledSettlement implements Settlement {
 
     private static boolean preSettled(Delivery d) {
         try {
-            return d.amqp.remoteSettled();
+            return d.arrival.amqp().remoteSettled();
         } catch (org.apache.qpid.protonj2.client.exceptions.ClientException e) {
             return false; // the link is gone: the send below finds it invalid and the delivery is abandoned
         }

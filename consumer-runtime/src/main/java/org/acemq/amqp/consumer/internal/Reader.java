@@ -1,14 +1,14 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.util.function.BooleanSupplier;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The read stage: decodes a delivery just taken from the client, finds its idempotency key (and the content's
- * fingerprint), and states the facts the policy decides on first. It decides nothing itself.
+ * The read stage: decodes a delivery just taken from the client, finds its idempotency key, the content's
+ * fingerprint and its ordering key, and builds the handler's envelope. It decides nothing: what is read is an
+ * {@link Arrival}, and the policy decides from its facts.
  */
 final class Reader {
 
@@ -17,38 +17,31 @@ final class Reader {
     private final String name;
     private final String address;
     private final Keys keys;
-    private final BooleanSupplier stopping;
-    private final StoreGate gate;
 
-    /**
-     * @param stopping whether the subscription is stopping (the consumer closes, or the application stopped it)
-     * @param gate whether the store is known to be down
-     */
-    Reader(String name, String address, Keys keys, BooleanSupplier stopping, StoreGate gate) {
+    Reader(String name, String address, Keys keys) {
         this.name = name;
         this.address = address;
         this.keys = keys;
-        this.stopping = stopping;
-        this.gate = gate;
     }
 
-    /** @return the facts of the delivery just received (its message, key, envelope and fingerprint are set) */
-    DeliveryFacts read(Delivery d) {
-        String decodeError = null;
+    /**
+     * @param taken a delivery just taken from the client
+     * @return what arrived: decoded, with its key, fingerprint, ordering key and envelope; or why it cannot be decoded
+     */
+    Arrival read(Arrival taken) {
         try {
-            Message<?> message = d.amqp.message();
-            d.message = message;
+            Message<?> message = taken.amqp().message();
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);
-            d.key = keys.key(message, envelope);
-            if (d.key != null) {
-                envelope.id(d.key);
-                d.envelope = envelope;
-                d.fingerprint = keys.fingerprint(message);
+            String key = keys.key(message, envelope);
+            if (key == null) {
+                return taken.read(message, null, null, null, null);
             }
+            envelope.id(key);
+            return taken.read(message, key, keys.fingerprint(message), keys.orderKey(message, envelope), envelope);
         } catch (ClientException | RuntimeException e) {
-            decodeError = Errors.describe(e);
-            LOG.warn("Subscription '{}': a delivery cannot be decoded: {}", name, decodeError);
+            String error = Errors.describe(e);
+            LOG.warn("Subscription '{}': a delivery cannot be decoded: {}", name, error);
+            return taken.undecodable(error);
         }
-        return DeliveryFacts.received(stopping.getAsBoolean(), decodeError, d.key != null, gate.paused());
     }
 }

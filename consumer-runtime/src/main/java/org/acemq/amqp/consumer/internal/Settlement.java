@@ -57,7 +57,7 @@ interface Settlement {
             Dropped dropped = new Dropped(this);
             boolean sent = false;
             try {
-                sent = d.link.settle(d.amqp, outcome, condition, description, dropped);
+                sent = d.link().settle(d.arrival.amqp(), outcome, condition, description, dropped);
             } finally {
                 done(d, outcome, reason, sent);
                 dropped.run();
@@ -72,7 +72,7 @@ interface Settlement {
         boolean done(Delivery d, Outcome outcome, SettleReason reason, boolean sent) {
             try {
                 if (sent) {
-                    observer.settled(name, d.key, outcome, reason);
+                    observer.settled(name, d.key(), outcome, reason);
                 } else {
                     observer.abandoned(name);
                 }

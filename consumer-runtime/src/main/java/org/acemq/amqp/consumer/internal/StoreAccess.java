@@ -53,6 +53,11 @@ final class StoreAccess {
     }
 
     /** @return the lease length, or null when the store does not expose leases */
+    /** @return the store's outbox, if it keeps one (the JDBC store), else null */
+    org.acemq.amqp.api.OutboxStore outbox() {
+        return store instanceof org.acemq.amqp.api.OutboxStore o ? o : null;
+    }
+
     Duration lease() {
         return leased == null ? null : leased.leaseDuration();
     }

@@ -74,9 +74,9 @@ final class StoreClaims {
             return fingerprints ? store.acquireAll(keys(ds), fingerprints(ds))
                     : store.acquireAll(keys(ds));
         }
-        String key = ds.get(0).key;
+        String key = ds.get(0).key();
         try {
-            return List.of(store.acquire(key, ds.get(0).fingerprint));
+            return List.of(store.acquire(key, ds.get(0).arrival.fingerprint()));
         } catch (InvalidMessageIdException e) {
             throw e.messageId() != null ? e : new InvalidMessageIdException(key, e.getMessage(), e);
         }
@@ -90,12 +90,12 @@ final class StoreClaims {
         String key = e.messageId();
         boolean named = false;
         for (Delivery d : ds) {
-            named |= d.key.equals(key);
+            named |= d.key().equals(key);
         }
         List<Delivery> rest = new ArrayList<>(ds.size());
         for (int i = 0; i < ds.size(); i++) {
             Delivery d = ds.get(i);
-            if (named ? d.key.equals(key) : i == 0 && ds.size() == 1) {
+            if (named ? d.key().equals(key) : i == 0 && ds.size() == 1) {
                 observer.claimFailed(name);
                 d.facts = d.facts.storeFailed(Errors.describe(e), true);
             } else if (!named && ds.size() > 1) {
@@ -110,7 +110,7 @@ final class StoreClaims {
     private static List<String> keys(List<Delivery> ds) {
         List<String> keys = new ArrayList<>(ds.size());
         for (Delivery d : ds) {
-            keys.add(d.key);
+            keys.add(d.key());
         }
         return keys;
     }
@@ -118,7 +118,7 @@ final class StoreClaims {
     private static List<String> fingerprints(List<Delivery> ds) {
         List<String> fps = new ArrayList<>(ds.size());
         for (Delivery d : ds) {
-            fps.add(d.fingerprint);
+            fps.add(d.arrival.fingerprint());
         }
         return fps;
     }
@@ -126,16 +126,14 @@ final class StoreClaims {
     private void answered(Delivery d, Claim claim, long now) {
         observer.claim(name, claim.result());
         if (claim.claimed()) {
-            d.claim = claim;
-            d.claimedNanos = now;
-            d.nextBeatNanos = beatNanos > 0 ? now + beatNanos : 0;
-            d.envelope.attempt(claim.attempt());
+            d.claimed(claim, now, beatNanos);
         }
-        boolean conflict = !claim.claimed() && d.fingerprint != null && claim.fingerprint() != null
-                && !d.fingerprint.equals(claim.fingerprint());
+        String fingerprint = d.arrival.fingerprint();
+        boolean conflict = !claim.claimed() && fingerprint != null && claim.fingerprint() != null
+                && !fingerprint.equals(claim.fingerprint());
         if (conflict) {
             d.recordedFingerprint = claim.fingerprint();
-            observer.conflict(name, d.key, claim.fingerprint(), d.fingerprint);
+            observer.conflict(name, d.key(), claim.fingerprint(), fingerprint);
         }
         d.facts = d.facts.claimed(claim.result(), claim.attempt(), conflict);
     }

@@ -57,8 +57,8 @@ final class Subscriber {
         threads.start(consumer + "-" + name + "-worker-", executor);
     }
 
-    HandlerThreads threads() {
-        return threads;
+    Pipeline pipeline() {
+        return pipeline;
     }
 
     LinkKeeper links() {
@@ -126,16 +126,16 @@ final class Subscriber {
             long deadline = System.nanoTime() + timeout.toNanos();
             links.suspend();
             CompletableFuture<Void> drained = links.credit().pause();
-            threads.wakeReceivers();
+            pipeline.wakeReceivers();
             ReceiverLink l = links.currentLink();
             if (l != null && l.isValid() && broker.profile().drainPerSpec()) {
                 await(drained, "Drain of '{}' before its stop was not answered: {}");
             }
-            threads.releaseLeft(valid(l)); // admitted (claimed) and not started, then what the client holds
-            boolean done = threads.awaitIdle(deadline);
+            pipeline.releaseLeft(valid(l)); // admitted (claimed) and not started, then what the client holds
+            boolean done = pipeline.awaitIdle(deadline);
             pipeline.holds.settleAll();
             l = links.currentLink();
-            threads.releaseLeft(valid(l)); // what a broker that ignores drains sent meanwhile
+            pipeline.releaseLeft(valid(l)); // what a broker that ignores drains sent meanwhile
             if (l != null && links.credit().detached(l)) {
                 closeReceiver(l);
             }
@@ -168,12 +168,12 @@ final class Subscriber {
     void stopIntake() {
         links.stop();
         allocator.leave(links.credit().member());
-        threads.wakeReceivers();
+        pipeline.wakeReceivers();
         ReceiverLink l = links.currentLink();
         boolean release = !pipeline.policy.handlesLeftAtShutdown(); // else the threads handle them as they stop
         if (l == null || !l.isValid()) {
             if (release) {
-                threads.releaseLeft(null);
+                pipeline.releaseLeft(null);
             }
             return;
         }
@@ -183,7 +183,7 @@ final class Subscriber {
             await(links.credit().drainNow(), "Final drain of '{}' was not answered: {}");
         }
         if (release) {
-            threads.releaseLeft(l);
+            pipeline.releaseLeft(l);
         }
     }
 
@@ -195,7 +195,7 @@ final class Subscriber {
             // A broker that is not drained (it answers drains against the spec) may use the credit it still holds
             // while the handlers finish: release what arrived meanwhile with a disposition of ours, reported like the
             // rest, instead of leaving it to the detach, where nobody would count it.
-            threads.releaseLeft(l);
+            pipeline.releaseLeft(l);
         }
         pipeline.holds.settleAll();
         pipeline.settlement.stop();
@@ -255,8 +255,8 @@ final class Subscriber {
         long now = ticker.read();
         boolean attached = l != null && l.attached() && !links.stopping() && connected;
         return new SubscriptionHealth(name, spec.address(), attached, inFlight, unused,
-                Duration.ofNanos(Math.max(threads.oldest(now), pipeline.holds.oldest(now))),
-                Duration.ofNanos(threads.oldestClaim(now)), links.suspended());
+                Duration.ofNanos(Math.max(pipeline.oldest(now), pipeline.holds.oldest(now))),
+                Duration.ofNanos(pipeline.oldestClaim(now)), links.suspended());
     }
 
     String lastError() {

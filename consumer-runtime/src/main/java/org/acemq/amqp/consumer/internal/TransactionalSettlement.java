@@ -93,8 +93,8 @@ final class TransactionalSettlement implements Settlement {
             // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
             return report.done(d, v.outcome(), v.reason(), false);
         }
-        if (!active || stale || d.link.session != session) {
-            ensureTransaction(d.link.session);
+        if (!active || stale || d.link().session != session) {
+            ensureTransaction(d.link().session);
         }
         lock.readLock().lock();
         try {
@@ -102,9 +102,9 @@ final class TransactionalSettlement implements Settlement {
                 // No transaction could be declared: whatever goes out now is a plain, final disposition
                 Verdict plain = policy.withoutTransaction(v);
                 return report.done(d, plain.outcome(), plain.reason(),
-                        d.link.send(d.amqp, plain.outcome(), plain.condition(), plain.description()));
+                        d.link().send(d.arrival.amqp(), plain.outcome(), plain.condition(), plain.description()));
             }
-            if (!d.link.send(d.amqp, v.outcome(), v.condition(), v.description())) {
+            if (!d.link().send(d.arrival.amqp(), v.outcome(), v.condition(), v.description())) {
                 return report.done(d, v.outcome(), v.reason(), false);
             }
             synchronized (pending) {

@@ -42,7 +42,7 @@ final class Verdicts {
         RejectionHandler.Decision decision;
         try {
             decision = handler.onRejection(new RejectionHandler.Rejection(name, v.reason(), v.condition(),
-                    v.description(), d.envelope, facts.failure()));
+                    v.description(), d.envelope(), facts.failure()));
         } catch (VirtualMachineError e) {
             throw e;
         } catch (Throwable t) {
@@ -69,7 +69,7 @@ final class Verdicts {
             case INVALID_ID -> LOG.warn("Subscription '{}': rejecting {}: {}", name, d.logId(), v.description());
             case CONFLICT -> LOG.warn("Subscription '{}': message {} arrived with fingerprint {}, but the store holds"
                     + " its key with fingerprint {} (the same key with other content); its handler does not run, it is"
-                    + " {}", name, d.logId(), LogSafe.id(d.fingerprint), LogSafe.id(d.recordedFingerprint),
+                    + " {}", name, d.logId(), LogSafe.id(d.arrival.fingerprint()), LogSafe.id(d.recordedFingerprint),
                     v.outcome() == Outcome.REJECTED ? "rejected" : "settled as a copy of that key ("
                             + v.outcome().name().toLowerCase(Locale.ROOT) + ")");
             case FAILED, STORE_UNAVAILABLE -> {

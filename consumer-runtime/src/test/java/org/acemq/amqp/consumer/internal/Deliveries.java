@@ -53,19 +53,19 @@ final class Deliveries {
         }
     }
 
-    /** @return a new delivery (RECEIVED) of a message with this message-id and the body "body of id" */
-    Delivery of(String id) {
+    /** @return a delivery just taken, not read, of a message with this message-id and the body "body of id" */
+    Arrival of(String id) {
         return of(message(id, "body of " + id));
     }
 
-    /** @return a new delivery (RECEIVED) of this message */
-    Delivery of(Message<?> message) {
-        return new Delivery(amqp(message), link, false, 0);
+    /** @return a delivery just taken, not read, of this message */
+    Arrival of(Message<?> message) {
+        return Arrival.taken(amqp(message), link, false, 0);
     }
 
-    /** @return a new delivery (RECEIVED) whose message cannot be decoded */
-    Delivery undecodable() {
-        return new Delivery(amqp(null), link, false, 0);
+    /** @return a delivery just taken whose message cannot be decoded */
+    Arrival undecodable() {
+        return Arrival.taken(amqp(null), link, false, 0);
     }
 
     /**

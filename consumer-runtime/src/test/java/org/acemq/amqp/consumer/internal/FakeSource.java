@@ -26,7 +26,6 @@ final class FakeSource implements Intake.Source {
         return quiet || stopping;
     }
 
-    @Override
     public boolean stopping() {
         return stopping;
     }
@@ -38,7 +37,7 @@ final class FakeSource implements Intake.Source {
 
     /** As {@link LinkKeeper#take}: counted against the link while it is valid. */
     @Override
-    public Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
-        return new Delivery(amqp, from, from.take(), receivedNanos);
+    public Arrival take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
+        return Arrival.taken(amqp, from, from.take(), receivedNanos);
     }
 }

@@ -19,7 +19,6 @@ class IntakeTest {
 
     private final LinkedBlockingQueue<org.apache.qpid.protonj2.client.Delivery> queue = new LinkedBlockingQueue<>();
     private final Deliveries deliveries = new Deliveries(queue);
-    private final FakeSource source = new FakeSource(deliveries.link);
     private final HandlerSlot slot = new HandlerSlot();
 
     private Stages stages(int concurrency, int prefetch) {
@@ -27,10 +26,31 @@ class IntakeTest {
                 .prefetch(prefetch).build(), Duration.ofSeconds(1), deliveries);
     }
 
-    /** @param averageNanos the handlers' average run time so far */
-    private static Intake intake(Stages s, FakeSource source, long averageNanos) {
-        return new Intake("orders", s.spec.concurrency(), s.spec.prefetch(), source, s.admission,
-                new HandlerTimes(averageNanos), s.time, Intake.HORIZON.toNanos());
+    /** @param averageNanos the handlers' average run time so far @return the test's view of the take stage */
+    private TakeStage intake(Stages s, long averageNanos) {
+        s.handlerTime(averageNanos);
+        return new TakeStage(s);
+    }
+
+    /** The take stage as a handler thread meets it: through the schedule, leading the intake when nothing waits. */
+    private final class TakeStage {
+        final Stages s;
+
+        TakeStage(Stages s) {
+            this.s = s;
+        }
+
+        Delivery next(HandlerSlot slot) {
+            return s.next(slot);
+        }
+
+        boolean busy() {
+            return s.schedule.busy();
+        }
+
+        List<Delivery> drain() {
+            return s.schedule.drain();
+        }
     }
 
     private void queued(String... ids) {
@@ -40,21 +60,21 @@ class IntakeTest {
     }
 
     private static List<String> ids(List<Delivery> ds) {
-        return ds.stream().map(d -> Stages.id(d.key)).toList();
+        return ds.stream().map(d -> Stages.id(d.key())).toList();
     }
 
     @Test
     void aLoneDeliveryGoesStraightThroughWithOneClaim() {
         Stages s = stages(4, 10);
-        Intake intake = intake(s, source, Intake.HORIZON.toNanos());
+        TakeStage intake = intake(s, Intake.HORIZON.toNanos());
         queued("a");
 
         Delivery d = intake.next(slot);
 
-        assertThat(Stages.id(d.key)).isEqualTo("a");
+        assertThat(Stages.id(d.key())).isEqualTo("a");
         assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED);
         assertThat(d.claim).isNotNull();
-        assertThat(d.counted).as("counted against its link").isTrue();
+        assertThat(d.arrival.counted()).as("counted against its link").isTrue();
         assertThat(deliveries.link.inHand()).isEqualTo(1);
         assertThat(s.log).containsExactly("acquire [orders|s:a]");
         assertThat(deliveries.receives).hasValue(1);
@@ -65,12 +85,12 @@ class IntakeTest {
     @Test
     void theLeaderTakesWhatIsQueuedInOneBatchUpToTheWindow() {
         Stages s = stages(1, 4); // window 5
-        Intake intake = intake(s, source, 1); // fast handlers: the window bounds the batch
+        TakeStage intake = intake(s, 1); // fast handlers: the window bounds the batch
         queued("a", "b", "c", "d", "e", "f", "g");
 
         Delivery first = intake.next(slot);
 
-        assertThat(Stages.id(first.key)).isEqualTo("a");
+        assertThat(Stages.id(first.key())).isEqualTo("a");
         assertThat(s.log).containsExactly(
                 "acquireAll [orders|s:a, orders|s:b, orders|s:c, orders|s:d, orders|s:e]");
         assertThat(deliveries.receives).as("one blocking receive, the rest taken without waiting").hasValue(1);
@@ -87,7 +107,7 @@ class IntakeTest {
     @Test
     void theBatchIsBoundedByWhatTheThreadsCanStartWithinTheHorizon() {
         Stages s = stages(2, 10);
-        Intake intake = intake(s, source, Intake.HORIZON.toNanos()); // a handler takes the whole horizon
+        TakeStage intake = intake(s, Intake.HORIZON.toNanos()); // a handler takes the whole horizon
         queued("a", "b", "c", "d", "e");
 
         intake.next(slot);
@@ -99,12 +119,12 @@ class IntakeTest {
     @Test
     void aThreadTakesTheOldestAdmittedDeliveryWithoutTouchingTheClient() {
         Stages s = stages(1, 4);
-        Intake intake = intake(s, source, 1);
+        TakeStage intake = intake(s, 1);
         queued("a", "b", "c");
 
-        assertThat(Stages.id(intake.next(slot).key)).isEqualTo("a");
-        assertThat(Stages.id(intake.next(slot).key)).isEqualTo("b");
-        assertThat(Stages.id(intake.next(slot).key)).isEqualTo("c");
+        assertThat(Stages.id(intake.next(slot).key())).isEqualTo("a");
+        assertThat(Stages.id(intake.next(slot).key())).isEqualTo("b");
+        assertThat(Stages.id(intake.next(slot).key())).isEqualTo("c");
 
         assertThat(deliveries.receives).hasValue(1);
         assertThat(s.claimCalls()).isEqualTo(1);
@@ -113,13 +133,13 @@ class IntakeTest {
     @Test
     void deliveriesDecidedAtAdmissionAreNotHandedToTheThread() {
         Stages s = stages(1, 4);
-        Intake intake = intake(s, source, 1);
-        queue.add(deliveries.undecodable().amqp);
+        TakeStage intake = intake(s, 1);
+        queue.add(deliveries.undecodable().amqp());
         queued("a");
 
         Delivery d = intake.next(slot);
 
-        assertThat(Stages.id(d.key)).isEqualTo("a");
+        assertThat(Stages.id(d.key())).isEqualTo("a");
         assertThat(s.settlement.summary()).containsExactly("null REJECTED/UNDECODABLE");
         assertThat(intake.drain()).isEmpty();
     }
@@ -127,9 +147,9 @@ class IntakeTest {
     @Test
     void onceTheSubscriptionStopsAThreadWithNothingAdmittedGetsNothing() {
         Stages s = stages(1, 4);
-        Intake intake = intake(s, source, 1);
+        TakeStage intake = intake(s, 1);
         queued("a");
-        source.stopping = true;
+        s.source.stopping = true;
 
         assertThat(intake.next(slot)).isNull();
 
@@ -140,14 +160,14 @@ class IntakeTest {
     @Test
     void aDeliveryAdmittedBeforeTheStopIsStillHandedOut() {
         Stages s = stages(1, 4);
-        Intake intake = intake(s, source, 1);
+        TakeStage intake = intake(s, 1);
         queued("a", "b");
         intake.next(slot);
-        source.stopping = true;
+        s.source.stopping = true;
 
         Delivery b = intake.next(slot);
 
-        assertThat(Stages.id(b.key)).as("its runner decides what stopping makes of it").isEqualTo("b");
+        assertThat(Stages.id(b.key())).as("its runner decides what stopping makes of it").isEqualTo("b");
         assertThat(intake.next(slot)).isNull();
     }
 }

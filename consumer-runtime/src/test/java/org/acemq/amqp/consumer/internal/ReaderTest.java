@@ -8,7 +8,10 @@ import org.acemq.amqp.consumer.Subscription;
 import org.apache.qpid.protonj2.client.Message;
 import org.junit.jupiter.api.Test;
 
-/** The read stage: a delivery's facts (decoded or not, keyed or not, the consumer stopping, the store down). */
+/**
+ * The read stage: what arrived (decoded or not, keyed or not, its fingerprint and envelope), and the facts the
+ * pipeline states from it (the consumer stopping, the store down).
+ */
 class ReaderTest {
 
     private static Subscription.Builder orders() {
@@ -18,23 +21,18 @@ class ReaderTest {
     @Test
     void aDecodedMessageGetsItsScopedKeyEnvelopeAndFingerprint() throws Exception {
         Stages s = new Stages(orders().build());
-        Delivery d = s.deliveries.of(Deliveries.message("order-1", "hello"));
 
-        DeliveryFacts f = s.reader.read(d);
+        Arrival a = s.reader.read(s.deliveries.of(Deliveries.message("order-1", "hello")));
 
-        assertThat(f.stage()).isEqualTo(DeliveryFacts.Stage.RECEIVED);
-        assertThat(f.decodeError()).isNull();
-        assertThat(f.hasKey()).isTrue();
-        assertThat(f.stopping()).isFalse();
-        assertThat(f.storeDown()).isFalse();
-        assertThat(d.key).isEqualTo("orders|s:order-1");
-        assertThat(d.message.messageId()).isEqualTo("order-1");
-        assertThat(d.envelope.id()).as("the handler sees the store key").isEqualTo("orders|s:order-1");
-        assertThat(d.envelope.messageId()).isEqualTo("order-1");
-        assertThat(d.envelope.body()).isEqualTo("hello");
-        assertThat(d.envelope.address()).isEqualTo("orders");
-        assertThat(d.fingerprint).as("fingerprints are on by default (body)").matches("[0-9a-f]{32}");
-        assertThat(d.state()).as("reading moves nothing").isEqualTo(Delivery.State.RECEIVED);
+        assertThat(a.decodeError()).isNull();
+        assertThat(a.key()).isEqualTo("orders|s:order-1");
+        assertThat(a.message().messageId()).isEqualTo("order-1");
+        assertThat(a.envelope().id()).as("the handler sees the store key").isEqualTo("orders|s:order-1");
+        assertThat(a.envelope().messageId()).isEqualTo("order-1");
+        assertThat(a.envelope().body()).isEqualTo("hello");
+        assertThat(a.envelope().address()).isEqualTo("orders");
+        assertThat(a.fingerprint()).as("fingerprints are on by default (body)").matches("[0-9a-f]{32}");
+        assertThat(a.orderKey()).as("the subscription does not order").isNull();
     }
 
     @Test
@@ -45,10 +43,9 @@ class ReaderTest {
                 .isNotEqualTo(fingerprint(body, Deliveries.message("a", "other")));
 
         Stages off = new Stages(orders().fingerprint(Fingerprint.off()).build());
-        Delivery d = off.deliveries.of(Deliveries.message("a", "same"));
-        off.reader.read(d);
-        assertThat(d.key).isEqualTo("orders|s:a");
-        assertThat(d.fingerprint).as("off: none computed").isNull();
+        Arrival a = off.reader.read(off.deliveries.of(Deliveries.message("a", "same")));
+        assertThat(a.key()).isEqualTo("orders|s:a");
+        assertThat(a.fingerprint()).as("off: none computed").isNull();
 
         Stages withTenant = new Stages(orders().fingerprint(Fingerprint.body().withProperties("tenant")).build());
         Message<String> acme = Deliveries.message("a", "same").property("tenant", "acme");
@@ -62,23 +59,19 @@ class ReaderTest {
     }
 
     private static String fingerprint(Stages s, Message<?> m) {
-        Delivery d = s.deliveries.of(m);
-        s.reader.read(d);
-        return d.fingerprint;
+        return s.reader.read(s.deliveries.of(m)).fingerprint();
     }
 
     @Test
-    void anUndecodableMessageIsAFactNotAFailure() throws Exception {
+    void anUndecodableMessageIsAFactNotAFailure() {
         Stages s = new Stages(orders().build());
-        Delivery d = s.deliveries.undecodable();
 
-        DeliveryFacts f = s.reader.read(d);
+        Arrival a = s.reader.read(s.deliveries.undecodable());
 
-        assertThat(f.stage()).isEqualTo(DeliveryFacts.Stage.RECEIVED);
-        assertThat(f.decodeError()).contains("cannot be decoded");
-        assertThat(f.hasKey()).isFalse();
-        assertThat(d.key).isNull();
-        assertThat(d.envelope).isNull();
+        assertThat(a.decodeError()).contains("cannot be decoded");
+        assertThat(a.key()).isNull();
+        assertThat(a.envelope()).isNull();
+        DeliveryFacts f = DeliveryFacts.received(false, a.decodeError(), false, false);
         assertThat(s.policy.decide(f).reason()).as("what the policy makes of it")
                 .isEqualTo(org.acemq.amqp.consumer.SettleReason.UNDECODABLE);
     }
@@ -86,33 +79,27 @@ class ReaderTest {
     @Test
     void aMessageWithoutAMessageIdHasNoKey() throws Exception {
         Stages s = new Stages(orders().build());
-        Delivery d = s.deliveries.of(Message.create("no id"));
 
-        DeliveryFacts f = s.reader.read(d);
+        Arrival a = s.reader.read(s.deliveries.of(Message.create("no id")));
 
-        assertThat(f.decodeError()).isNull();
-        assertThat(f.hasKey()).isFalse();
-        assertThat(d.key).isNull();
-        assertThat(d.fingerprint).as("nothing to record it with").isNull();
-        assertThat(d.message.body()).isEqualTo("no id");
+        assertThat(a.decodeError()).isNull();
+        assertThat(a.key()).isNull();
+        assertThat(a.fingerprint()).as("nothing to record it with").isNull();
+        assertThat(a.message().body()).isEqualTo("no id");
     }
 
     @Test
-    void stoppingAndAStoreKnownDownAreReadIntoTheFacts() throws Exception {
+    void stoppingAndAStoreKnownDownAreStatedWhenABatchIsAdmitted() {
         Stages s = new Stages(orders().build());
-        assertThat(s.reader.read(s.deliveries.of("a")).stopping()).isFalse();
-
         s.stopping.set(true);
-        DeliveryFacts stopping = s.reader.read(s.deliveries.of("b"));
-        assertThat(stopping.stopping()).isTrue();
-        assertThat(stopping.storeDown()).isFalse();
+        assertThat(s.admitted("b")).isEmpty();
+        assertThat(s.settlement.summary()).as("stopping: it goes back").containsExactly("b RELEASED/SHUTDOWN");
 
         s.stopping.set(false);
         s.gate.failure(new StoreUnavailableException("test: down"));
-        DeliveryFacts down = s.reader.read(s.deliveries.of("c"));
-        assertThat(down.storeDown()).as("the gate paused the consumer").isTrue();
-        assertThat(down.stopping()).isFalse();
-        assertThat(down.hasKey()).isTrue();
-        assertThat(s.log).as("reading asks the store nothing").isEmpty();
+        assertThat(s.admitted("c")).isEmpty();
+        assertThat(s.settlement.summary()).as("the gate paused the consumer: not claimed")
+                .containsExactly("b RELEASED/SHUTDOWN", "c RELEASED/STORE_UNAVAILABLE");
+        assertThat(s.claimCalls()).as("reading asks the store nothing").isZero();
     }
 }

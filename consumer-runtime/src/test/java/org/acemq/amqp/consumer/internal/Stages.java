@@ -17,6 +17,7 @@ import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.apache.qpid.protonj2.client.Message;
 
 /**
  * One subscription's stages wired as {@link Pipeline} wires them, with real collaborators (the subscription's
@@ -30,7 +31,7 @@ final class Stages {
 
     /** What the recording settlement was asked to send. */
     record Sent(String key, Outcome outcome, SettleReason reason, Delivery.State state, boolean confirmedInStore,
-                long time) {
+                long time, Delivery delivery) {
     }
 
     /** A {@link Settlement} that records each verdict (and whether the store held the key confirmed by then). */
@@ -41,9 +42,9 @@ final class Stages {
 
         @Override
         public boolean settle(Delivery d, Verdict v) {
-            boolean confirmed = d.key != null && memory.isConfirmed(d.key);
-            sent.add(new Sent(d.key, v.outcome(), v.reason(), d.state(), confirmed, time.read()));
-            log.add("settle [" + d.key + "] " + v.outcome() + "/" + v.reason());
+            boolean confirmed = d.key() != null && memory.isConfirmed(d.key());
+            sent.add(new Sent(d.key(), v.outcome(), v.reason(), d.state(), confirmed, time.read(), d));
+            log.add("settle [" + d.key() + "] " + v.outcome() + "/" + v.reason());
             return !abandon;
         }
 
@@ -57,7 +58,7 @@ final class Stages {
         }
     }
 
-    /** The scheduler {@link ClaimEnds} waits on: the manual time's, with each delay asked for recorded. */
+    /** The scheduler {@link Endings} waits on between confirm attempts: the manual time's, with each delay asked for recorded. */
     final class RecordingScheduler implements Scheduler {
         final List<Duration> delays = new CopyOnWriteArrayList<>();
         /** The consumer is closed: every schedule is refused, as a shut-down executor does. */
@@ -90,19 +91,24 @@ final class Stages {
     final AtomicBoolean stopping = new AtomicBoolean();
     final RecordingSettlement settlement = new RecordingSettlement();
     final Holds holds = new Holds(time);
-    final Settler settler;
     final RecordingScheduler endsScheduler = new RecordingScheduler();
-    final ClaimEnds ends;
-    final Completions completions;
+    final Endings endings;
     final Keys keys;
     final StoreClaims claims;
     final Reader reader;
     final Verdicts verdicts;
-    final Admission admission;
     final CurrentBroker broker = new CurrentBroker();
     final HandlerTimes times = new HandlerTimes(Intake.HORIZON.toNanos());
     final Runner runner;
     final Deliveries deliveries;
+    final FakeSource source;
+    /** What the handlers sent, as the send stage handed it out; {@link #sendFailure} makes the next send fail. */
+    final List<Outbound> sent = new CopyOnWriteArrayList<>();
+    volatile SendFailedException sendFailure;
+    final Sends sends;
+    final Schedule schedule;
+    Intake intake;
+    Pipeline pipeline;
 
     Stages(Subscription spec) {
         this(spec, Duration.ofSeconds(1), new Deliveries());
@@ -127,16 +133,70 @@ final class Stages {
         this.access = new StoreAccess(store, observer, time);
         this.gate = new StoreGate(access, StoreFailurePolicy.FAIL_CLOSED, ConsumerObserver.NOOP, time,
                 Duration.ofSeconds(1), Duration.ofSeconds(30), pauses::incrementAndGet, () -> { });
-        this.settler = new Settler(name, policy, settlement, holds, access, stopping::get);
-        this.ends = new ClaimEnds(name, policy, access, gate, time, endsScheduler, confirmTimeout);
-        this.completions = new Completions(name, policy, settler, ends, time, 0);
+        this.endings = new Endings(name, policy, access, gate, settlement, holds, time, endsScheduler,
+                confirmTimeout, stopping::get, 0);
         this.keys = new Keys(spec, null);
         this.claims = new StoreClaims(name, access, gate, observer, time, 0, keys.fingerprints());
-        this.reader = new Reader(name, spec.address(), keys, stopping::get, gate);
+        this.reader = new Reader(name, spec.address(), keys);
         this.verdicts = new Verdicts(spec, policy);
-        this.admission = new Admission(reader, verdicts, claims, completions, settler);
-        this.runner = new Runner(name, spec.handler(), stopping::get, verdicts, claims, completions, settler, observer,
-                time, broker, () -> 0.0, times);
+        this.runner = new Runner(name, spec.handler(), observer, time, broker, () -> 0.0, times);
+        this.source = new FakeSource(deliveries.link);
+        this.sends = new Sends(name, messages -> {
+            SendFailedException failure = sendFailure;
+            if (failure != null) {
+                throw failure;
+            }
+            sent.addAll(messages);
+            log.add("send " + messages.stream().map(Outbound::address).toList());
+        }, null);
+        this.schedule = new ArrivalOrder(source::stopping, time);
+        this.intake = new Intake(spec.concurrency(), spec.prefetch(), 1, source, times, time,
+                Intake.HORIZON.toNanos());
+        this.pipeline = new Pipeline(spec, policy, settlement, holds, null, schedule, intake, reader, claims, runner,
+                sends, endings, gate, () -> stopping.get() || source.quiet(), () -> deliveries.link);
+    }
+
+    /**
+     * Rewires the intake (and the pipeline around it) as if the handlers had run this long on average so far.
+     *
+     * @param averageNanos the handlers' average run time
+     */
+    void handlerTime(long averageNanos) {
+        intake = new Intake(spec.concurrency(), spec.prefetch(), 1, source, new HandlerTimes(averageNanos), time,
+                Intake.HORIZON.toNanos());
+        pipeline = new Pipeline(spec, policy, settlement, holds, null, schedule, intake, reader, claims, runner,
+                sends, endings, gate, () -> stopping.get() || source.quiet(), () -> deliveries.link);
+    }
+
+    /**
+     * What a handler thread gets next, without running it: takes and admits a batch when nothing admitted waits (as
+     * {@link Pipeline#step} does).
+     *
+     * @return the next admitted delivery, or null once the subscription stops and nothing is admitted
+     */
+    Delivery next(HandlerSlot slot) {
+        while (true) {
+            List<Delivery> work = schedule.next();
+            if (work == null) {
+                return null;
+            }
+            if (work != Schedule.LEAD) {
+                return work.get(0);
+            }
+            pipeline.lead(slot);
+        }
+    }
+
+    /** @return a delivery of this message, read (as the read stage leaves it: {@link Delivery.State#RECEIVED}) */
+    Delivery read(Message<?> message) {
+        Delivery d = new Delivery(reader.read(deliveries.of(message)));
+        d.facts = DeliveryFacts.received(stopping.get(), d.arrival.decodeError(), d.key() != null, gate.paused());
+        return d;
+    }
+
+    /** @return a delivery of a message with this message-id and the body "body of id", read */
+    Delivery read(String id) {
+        return read(Deliveries.message(id, "body of " + id));
     }
 
     /** @return the logged store calls of the method {@code method} (e.g. "acquireAll"), in order */
@@ -171,11 +231,11 @@ final class Stages {
 
     /** @return deliveries of messages with these message-ids, admitted as one batch */
     List<Delivery> admitted(String... ids) {
-        List<Delivery> batch = new ArrayList<>();
+        List<Arrival> batch = new ArrayList<>();
         for (String id : ids) {
             batch.add(deliveries.of(id));
         }
-        return admission.admit(batch);
+        return pipeline.admit(batch);
     }
 
     /** Moves the manual time on by {@code d}, running what falls due. */

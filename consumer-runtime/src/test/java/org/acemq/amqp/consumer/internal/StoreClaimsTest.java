@@ -35,8 +35,9 @@ class StoreClaimsTest {
         return ds;
     }
 
-    private static Delivery read(Stages stages, Delivery d) {
-        d.facts = stages.reader.read(d);
+    private static Delivery read(Stages stages, Arrival taken) {
+        Delivery d = new Delivery(stages.reader.read(taken));
+        d.facts = DeliveryFacts.received(false, d.arrival.decodeError(), d.key() != null, stages.gate.paused());
         return d;
     }
 
@@ -53,10 +54,10 @@ class StoreClaimsTest {
             assertThat(d.facts.claim()).isEqualTo(ClaimResult.CLAIMED);
             assertThat(d.facts.attempt()).isEqualTo(1);
             assertThat(d.facts.holdsClaim()).isTrue();
-            assertThat(d.claim.messageId()).isEqualTo(d.key);
+            assertThat(d.claim.messageId()).isEqualTo(d.key());
             assertThat(d.claimedNanos).as("when it was granted, on the ticker").isEqualTo(s.time.read());
             assertThat(d.nextBeatNanos).as("no lease renewal configured").isZero();
-            assertThat(d.envelope.attempt()).as("the handler sees the claim's attempt").isEqualTo(1);
+            assertThat(d.envelope().attempt()).as("the handler sees the claim's attempt").isEqualTo(1);
             assertThat(d.state()).as("claiming moves nothing").isEqualTo(Delivery.State.RECEIVED);
         }
         assertThat(s.policy.decide(ds.get(0).facts)).isEqualTo(Verdict.RUN);
@@ -71,7 +72,7 @@ class StoreClaimsTest {
         s.claims.claim(List.of(d));
 
         assertThat(d.facts.attempt()).isEqualTo(2);
-        assertThat(d.envelope.attempt()).isEqualTo(2);
+        assertThat(d.envelope().attempt()).isEqualTo(2);
         assertThat(s.log).as("a batch of one is a single claim").containsExactly("acquire [orders|s:a]");
     }
 
@@ -92,7 +93,7 @@ class StoreClaimsTest {
         assertThat(bad.claim).isNull();
         assertThat(s.policy.decide(bad.facts).reason()).isEqualTo(SettleReason.INVALID_ID);
         for (Delivery d : List.of(ds.get(0), ds.get(2))) {
-            assertThat(d.facts.claim()).as(d.key).isEqualTo(ClaimResult.CLAIMED);
+            assertThat(d.facts.claim()).as(d.key()).isEqualTo(ClaimResult.CLAIMED);
             assertThat(d.facts.keyRefused()).isFalse();
             assertThat(d.claim).isNotNull();
         }
@@ -110,7 +111,7 @@ class StoreClaimsTest {
 
         assertThat(s.log).hasSize(1);
         for (Delivery d : ds) {
-            assertThat(d.claimAtStart).as(d.key).isTrue();
+            assertThat(d.claimAtStart).as(d.key()).isTrue();
             assertThat(d.claim).isNull();
             assertThat(d.facts.stage()).as("not answered yet").isEqualTo(DeliveryFacts.Stage.RECEIVED);
         }
@@ -177,7 +178,7 @@ class StoreClaimsTest {
 
         assertThat(changed.facts.claim()).isEqualTo(ClaimResult.ALREADY_CONFIRMED);
         assertThat(changed.facts.conflict()).isTrue();
-        assertThat(changed.recordedFingerprint).isEqualTo(original.fingerprint).isNotEqualTo(changed.fingerprint);
+        assertThat(changed.recordedFingerprint).isEqualTo(original.arrival.fingerprint()).isNotEqualTo(changed.arrival.fingerprint());
         assertThat(s.policy.decide(changed.facts).reason()).isEqualTo(SettleReason.CONFLICT);
         assertThat(copy.facts.conflict()).as("the same content: a duplicate").isFalse();
         assertThat(copy.recordedFingerprint).isNull();

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * {@code confirmAll} and one {@code releaseAll} (release for every verdict but accepted), then settles them in the
  * order they were handed over, none before its claim's end is recorded.
  */
-class CompletionsTest {
+class EndingsTest {
 
     private static final Verdict FAILED = Verdict.settle(Outcome.RELEASED, SettleReason.FAILED);
 
@@ -34,13 +34,13 @@ class CompletionsTest {
         List<Delivery> ds = running("a", "b", "c");
 
         for (Delivery d : ds) {
-            assertThat(s.completions.end(d, Verdict.PROCESSED, false)).as("handed over").isTrue();
+            assertThat(s.endings.end(d, Verdict.PROCESSED, false)).as("handed over").isTrue();
             assertThat(d.state()).isEqualTo(Delivery.State.ENDING);
         }
         assertThat(s.log).as("nothing before the drive").isEmpty();
         assertThat(ds).noneMatch(d -> d.completed);
 
-        s.completions.drive();
+        s.endings.drive();
 
         assertThat(s.log).containsExactly("confirmAll [orders|s:a, orders|s:b, orders|s:c]",
                 "settle [orders|s:a] ACCEPTED/PROCESSED", "settle [orders|s:b] ACCEPTED/PROCESSED",
@@ -49,7 +49,7 @@ class CompletionsTest {
         assertThat(ds).allMatch(d -> d.completed && d.sent && d.claim == null && d.claimedNanos == 0
                 && d.nextPending == null && d.state() == Delivery.State.SETTLED);
 
-        s.completions.drive();
+        s.endings.drive();
         assertThat(s.log).as("nothing left to end").hasSize(4);
     }
 
@@ -57,11 +57,11 @@ class CompletionsTest {
     void confirmsAndReleasesOfOneBatchAreOneCallEachAndNothingIsSettledBefore() {
         List<Delivery> ds = running("a", "b", "c", "d");
 
-        s.completions.end(ds.get(0), Verdict.PROCESSED, false);
-        s.completions.end(ds.get(1), FAILED, false);
-        s.completions.end(ds.get(2), Verdict.reject(SettleReason.PERMANENT, "x:bad", "test"), false);
-        s.completions.end(ds.get(3), Verdict.PROCESSED, false);
-        s.completions.drive();
+        s.endings.end(ds.get(0), Verdict.PROCESSED, false);
+        s.endings.end(ds.get(1), FAILED, false);
+        s.endings.end(ds.get(2), Verdict.reject(SettleReason.PERMANENT, "x:bad", "test"), false);
+        s.endings.end(ds.get(3), Verdict.PROCESSED, false);
+        s.endings.drive();
 
         assertThat(s.log).containsExactly("releaseAll [orders|s:b, orders|s:c]",
                 "confirmAll [orders|s:a, orders|s:d]", "settle [orders|s:a] ACCEPTED/PROCESSED",
@@ -74,7 +74,7 @@ class CompletionsTest {
     void aLoneDeliveryDrivenAtOnceCostsOneSingleCall() {
         Delivery d = running("a").get(0);
 
-        assertThat(s.completions.end(d, Verdict.PROCESSED, true)).as("ended here, not handed over").isFalse();
+        assertThat(s.endings.end(d, Verdict.PROCESSED, true)).as("ended here, not handed over").isFalse();
 
         assertThat(s.log).containsExactly("confirm [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED");
         assertThat(d.completed).isTrue();
@@ -82,10 +82,9 @@ class CompletionsTest {
 
     @Test
     void aDeliveryWithoutAClaimIsSettledAtOnceEvenWhenNotDriven() {
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
+        Delivery d = s.read("a");
 
-        assertThat(s.completions.end(d, Verdict.DUPLICATE, false)).as("nothing to hand over").isFalse();
+        assertThat(s.endings.end(d, Verdict.DUPLICATE, false)).as("nothing to hand over").isFalse();
 
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/DUPLICATE");
         assertThat(d.completed).isTrue();
@@ -97,8 +96,8 @@ class CompletionsTest {
         List<Delivery> ds = running("a", "bad", "c");
         s.store.refuseConfirmOf(s.key("bad"));
 
-        ds.forEach(d -> s.completions.end(d, Verdict.PROCESSED, false));
-        s.completions.drive();
+        ds.forEach(d -> s.endings.end(d, Verdict.PROCESSED, false));
+        s.endings.drive();
 
         assertThat(s.log).startsWith("confirmAll [orders|s:a, orders|s:bad, orders|s:c]",
                 "confirmAll [orders|s:a, orders|s:c]");
@@ -111,7 +110,8 @@ class CompletionsTest {
     @Test
     void theHeartbeatSeesDeliveriesWhoseClaimIsEndingOnlyWhileItEnds() {
         Stages beat = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> { }).build());
-        Completions renewing = new Completions("orders", beat.policy, beat.settler, beat.ends, beat.time, 1_000);
+        Endings renewing = new Endings("orders", beat.policy, beat.access, beat.gate, beat.settlement, beat.holds,
+                beat.time, beat.endsScheduler, Duration.ofSeconds(1), beat.stopping::get, 1_000);
         Delivery d = beat.admitted("a").get(0);
         d.moveTo(Delivery.State.RUNNING);
 
@@ -132,13 +132,13 @@ class CompletionsTest {
     void whileAStoreCallIsInFlightOtherThreadsHandOverAndTheLeaderEndsTheirClaimsInItsNextCall() throws Exception {
         List<Delivery> ds = running("a", "b", "c");
         s.store.hold(StoreOperation.CONFIRM);
-        Thread leader = new Thread(() -> s.completions.end(ds.get(0), Verdict.PROCESSED, true), "leader");
+        Thread leader = new Thread(() -> s.endings.end(ds.get(0), Verdict.PROCESSED, true), "leader");
         leader.start();
         await("the leader is in its confirm").atMost(Duration.ofSeconds(10))
                 .until(() -> s.store.waiting(StoreOperation.CONFIRM) == 1);
 
-        s.completions.end(ds.get(1), Verdict.PROCESSED, true);
-        s.completions.end(ds.get(2), FAILED, true);
+        s.endings.end(ds.get(1), Verdict.PROCESSED, true);
+        s.endings.end(ds.get(2), FAILED, true);
 
         assertThat(ds.get(1).completed).as("handed over: this thread goes on at once").isFalse();
         assertThat(ds.get(2).completed).isFalse();

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * is settled as {@link OutcomePolicy#confirmNotRecorded} says. A release that fails blocks nothing.
  */
 @Timeout(30)
-class ClaimEndsTest {
+class EndingsConfirmTest {
 
     private static final Duration CONFIRM_TIMEOUT = Duration.ofSeconds(1);
 
@@ -40,7 +40,7 @@ class ClaimEndsTest {
      */
     private void endInMovedTime(Delivery d, Verdict v) throws InterruptedException {
         AtomicReference<Throwable> failed = new AtomicReference<>();
-        Thread ender = new Thread(() -> s.completions.end(d, v, true), "ender");
+        Thread ender = new Thread(() -> s.endings.end(d, v, true), "ender");
         ender.setUncaughtExceptionHandler((t, e) -> failed.set(e));
         ender.start();
         int moved = 0;
@@ -116,7 +116,7 @@ class ClaimEndsTest {
         s.store.failNext(StoreOperation.CONFIRM, Integer.MAX_VALUE);
         s.endsScheduler.closed = true;
 
-        s.completions.end(d, Verdict.PROCESSED, true); // on this thread: returns only once settled
+        s.endings.end(d, Verdict.PROCESSED, true); // on this thread: returns only once settled
 
         assertThat(s.confirmTimes).as("one attempt, no retry without a pause").hasSize(1);
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED");
@@ -128,7 +128,7 @@ class ClaimEndsTest {
         Delivery d = running("a");
         s.store.failNext(StoreOperation.RELEASE, Integer.MAX_VALUE);
 
-        s.completions.end(d, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED), true);
+        s.endings.end(d, Verdict.settle(Outcome.RELEASED, SettleReason.FAILED), true);
 
         assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
         assertThat(s.endsScheduler.delays).as("a release is not retried: its lease lapses").isEmpty();
@@ -142,7 +142,7 @@ class ClaimEndsTest {
         Delivery d = running("a");
         s.store.refuseConfirmOf(s.key("a"));
 
-        s.completions.end(d, Verdict.PROCESSED, true);
+        s.endings.end(d, Verdict.PROCESSED, true);
 
         assertThat(s.log("confirm")).hasSize(1);
         assertThat(s.endsScheduler.delays).isEmpty();
@@ -156,12 +156,12 @@ class ClaimEndsTest {
         List<Delivery> ds = s.admitted("a", "b");
         s.log.clear();
 
-        assertThat(s.ends.confirm(List.of(ds.get(0).claim, ds.get(1).claim))).as("all recorded").isEmpty();
+        assertThat(s.endings.confirm(List.of(ds.get(0).claim, ds.get(1).claim))).as("all recorded").isEmpty();
         assertThat(s.log).containsExactly("confirmAll [orders|s:a, orders|s:b]");
 
         List<Delivery> more = s.admitted("c", "d");
         s.log.clear();
-        s.ends.release(List.of(more.get(0).claim, more.get(1).claim));
+        s.endings.release(List.of(more.get(0).claim, more.get(1).claim));
         assertThat(s.log).containsExactly("releaseAll [orders|s:c, orders|s:d]");
     }
 }

@@ -10,7 +10,7 @@ import org.acemq.amqp.consumer.Subscription;
 import org.junit.jupiter.api.Test;
 
 /** The settle stage: now or after the verdict's delay (none while stopping); an unexpected failure settled once. */
-class SettlerTest {
+class EndingsSettleTest {
 
     private static final Verdict LATER = Verdict.later(Outcome.RELEASED, SettleReason.IN_PROGRESS,
             Duration.ofSeconds(1));
@@ -26,10 +26,9 @@ class SettlerTest {
 
     @Test
     void aVerdictWithoutDelayIsSentAtOnce() {
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
+        Delivery d = s.read("a");
 
-        assertThat(s.settler.settle(d, Verdict.DUPLICATE)).isTrue();
+        assertThat(s.endings.settle(d, Verdict.DUPLICATE)).isTrue();
 
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/DUPLICATE");
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
@@ -38,18 +37,17 @@ class SettlerTest {
     @Test
     void whatTheSettlementReportsIsReturned() {
         s.settlement.abandon = true;
-        Delivery d = s.deliveries.of("a");
+        Delivery d = s.read("a");
 
-        assertThat(s.settler.settle(d, Verdict.DUPLICATE)).as("abandoned: its link is gone").isFalse();
+        assertThat(s.endings.settle(d, Verdict.DUPLICATE)).as("abandoned: its link is gone").isFalse();
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);
     }
 
     @Test
     void aDelayedVerdictHoldsTheDeliveryUntilTimeHasPassed() {
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
+        Delivery d = s.read("a");
 
-        assertThat(s.settler.settle(d, LATER)).as("scheduled counts as sent").isTrue();
+        assertThat(s.endings.settle(d, LATER)).as("scheduled counts as sent").isTrue();
 
         assertThat(d.state()).isEqualTo(Delivery.State.HELD);
         assertThat(s.settlement.sent).isEmpty();
@@ -66,10 +64,9 @@ class SettlerTest {
     @Test
     void whileStoppingTheDelayIsDroppedAndTheDeliveryGoesBackAtOnce() {
         s.stopping.set(true);
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
+        Delivery d = s.read("a");
 
-        s.settler.settle(d, LATER);
+        s.endings.settle(d, LATER);
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/IN_PROGRESS");
         assertThat(s.settlement.sent.get(0).state()).as("never held").isEqualTo(Delivery.State.SETTLED);
@@ -78,12 +75,10 @@ class SettlerTest {
 
     @Test
     void heldDeliveriesAreSettledAllAtOnceAtShutdown() {
-        Delivery a = s.deliveries.of("a");
-        a.key = s.key("a");
-        Delivery b = s.deliveries.of("b");
-        b.key = s.key("b");
-        s.settler.settle(a, LATER);
-        s.settler.settle(b, LATER);
+        Delivery a = s.read("a");
+        Delivery b = s.read("b");
+        s.endings.settle(a, LATER);
+        s.endings.settle(b, LATER);
 
         s.holds.settleAll();
 
@@ -97,7 +92,7 @@ class SettlerTest {
     void anUnexpectedFailureReleasesTheClaimAndSettlesReleasedOnce() {
         Delivery d = running("a");
 
-        Verdict v = s.settler.failed(d, new IllegalStateException("test: a bug"));
+        Verdict v = s.endings.failed(d, new IllegalStateException("test: a bug"));
 
         assertThat(v).isEqualTo(Verdict.settle(Outcome.RELEASED, SettleReason.FAILED));
         assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
@@ -108,18 +103,17 @@ class SettlerTest {
         assertThat(d.completed).isTrue();
         assertThat(d.sent).isTrue();
 
-        assertThat(s.settler.failed(d, new IllegalStateException("test: again"))).as("settled already").isNull();
+        assertThat(s.endings.failed(d, new IllegalStateException("test: again"))).as("settled already").isNull();
         assertThat(s.log).as("nothing more: no second release, no second disposition").hasSize(3);
     }
 
     @Test
     void anUnexpectedFailureOnAHeldDeliveryTakesTheHoldBackAndSettlesOnce() {
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
-        s.settler.settle(d, LATER);
+        Delivery d = s.read("a");
+        s.endings.settle(d, LATER);
         assertThat(d.state()).isEqualTo(Delivery.State.HELD);
 
-        assertThat(s.settler.failed(d, new IllegalStateException("test"))).isNotNull();
+        assertThat(s.endings.failed(d, new IllegalStateException("test"))).isNotNull();
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
         assertThat(s.holds.oldest(s.time.read())).as("the hold is gone").isZero();
@@ -129,11 +123,10 @@ class SettlerTest {
 
     @Test
     void anUnexpectedFailureOnASettledDeliverySendsNothingMore() {
-        Delivery d = s.deliveries.of("a");
-        d.key = s.key("a");
-        s.settler.settle(d, Verdict.DUPLICATE);
+        Delivery d = s.read("a");
+        s.endings.settle(d, Verdict.DUPLICATE);
 
-        assertThat(s.settler.failed(d, new IllegalStateException("test: after the fact"))).isNull();
+        assertThat(s.endings.failed(d, new IllegalStateException("test: after the fact"))).isNull();
 
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/DUPLICATE");
     }
@@ -143,7 +136,7 @@ class SettlerTest {
         Delivery d = running("a");
         s.store.failNext(StoreOperation.RELEASE, Integer.MAX_VALUE);
 
-        s.settler.failed(d, new IllegalStateException("test: a bug"));
+        s.endings.failed(d, new IllegalStateException("test: a bug"));
 
         assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/FAILED");
         assertThat(d.state()).isEqualTo(Delivery.State.SETTLED);

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * client) goes through the same stages with "stopping" in its facts. At-least-once: released, not run, claims
  * released first in one call. At-most-once: run, since the broker settled them already.
  */
-class LeftoversTest {
+class PipelineDrainTest {
 
     private final List<String> handled = new CopyOnWriteArrayList<>();
     private final LinkedBlockingQueue<org.apache.qpid.protonj2.client.Delivery> queue = new LinkedBlockingQueue<>();
@@ -27,11 +27,8 @@ class LeftoversTest {
                 .acknowledgementMode(mode).build(), Duration.ofSeconds(1), deliveries);
     }
 
-    private static Leftovers leftovers(Stages s) {
-        Intake intake = new Intake("orders", 1, 10, new FakeSource(s.deliveries.link), s.admission,
-                new HandlerTimes(1), s.time, Intake.HORIZON.toNanos());
-        return new Leftovers("orders", intake, s.admission, s.runner, s.verdicts, s.completions, s.settler,
-                s.stopping::get);
+    private static Pipeline leftovers(Stages s) {
+        return s.pipeline;
     }
 
     private void queued(String... ids) {

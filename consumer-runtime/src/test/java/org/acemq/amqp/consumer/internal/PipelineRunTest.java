@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * once, and hands the verdict to the end stage (claim confirmed before {@code accepted}, released before anything
  * else).
  */
-class RunnerTest {
+class PipelineRunTest {
 
     private final List<String> handled = new CopyOnWriteArrayList<>();
     private final List<Integer> attempts = new CopyOnWriteArrayList<>();
@@ -49,7 +49,7 @@ class RunnerTest {
         Stages s = stages(orders());
         Delivery d = admitted(s, "a");
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(handled).containsExactly("a");
         assertThat(attempts).containsExactly(1);
@@ -71,7 +71,7 @@ class RunnerTest {
         };
         Delivery d = admitted(s, "a");
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(handled).containsExactly("a");
         assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]");
@@ -96,7 +96,7 @@ class RunnerTest {
         };
         Delivery d = admitted(s, "a");
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
         assertThat(s.settlement.sent.get(0).state()).as("never held").isEqualTo(Delivery.State.SETTLED);
@@ -110,7 +110,7 @@ class RunnerTest {
             throw new IllegalStateException("test: fails every time");
         };
 
-        s.runner.run(admitted(s, "a"));
+        s.pipeline.run(admitted(s, "a"));
 
         assertThat(s.settlement.summary()).containsExactly("a REJECTED/POISON");
         assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] REJECTED/POISON");
@@ -123,7 +123,7 @@ class RunnerTest {
             throw new PermanentMessageException("acme:bad-order", "test: order has no lines", null);
         };
 
-        s.runner.run(admitted(s, "a"));
+        s.pipeline.run(admitted(s, "a"));
 
         assertThat(handled).containsExactly("a");
         assertThat(s.settlement.summary()).containsExactly("a REJECTED/PERMANENT");
@@ -138,7 +138,7 @@ class RunnerTest {
         Delivery d = admitted(s, "a");
         s.stopping.set(true);
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/SHUTDOWN");
@@ -153,7 +153,7 @@ class RunnerTest {
         Delivery d = admitted(s, "a");
         s.deliveries.link.invalidate(ReceiverLink.End.DETACHED);
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(handled).isEmpty();
         assertThat(s.log).containsSubsequence("release [orders|s:a]", "settle [orders|s:a] RELEASED/SHUTDOWN");
@@ -166,7 +166,7 @@ class RunnerTest {
             throw new IllegalStateException("test: fails");
         };
 
-        s.runner.run(admitted(s, "a"));
+        s.pipeline.run(admitted(s, "a"));
 
         assertThat(handled).containsExactly("a");
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/FAILED");
@@ -180,7 +180,7 @@ class RunnerTest {
         Delivery d = admitted(s, "a");
         self[0] = d;
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
         assertThat(s.log).containsExactly("acquire [orders|s:a]", "release [orders|s:a]",
@@ -192,11 +192,10 @@ class RunnerTest {
     @Test
     void aDeliveryThatWasNotAdmittedIsSettledAsAnUnexpectedFailureAndItsClaimReleased() {
         Stages s = stages(orders());
-        Delivery d = s.deliveries.of("a");
-        d.facts = s.reader.read(d);
+        Delivery d = s.read("a");
         s.claims.claim(List.of(d)); // claimed, but never admitted: a bug upstream
 
-        s.runner.run(d);
+        s.pipeline.run(d);
 
         assertThat(handled).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED");
@@ -212,7 +211,7 @@ class RunnerTest {
         behaviour = e -> s.advance(Duration.ofMillis(20));
         long before = s.times.averageNanos();
 
-        s.runner.run(admitted(s, "a"));
+        s.pipeline.run(admitted(s, "a"));
 
         long took = Duration.ofMillis(20).toNanos();
         assertThat(s.times.averageNanos()).isEqualTo(before + ((took - before) >> 3));

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * The admit stage: a batch read, claimed with one store call, and split into what runs (admitted, in order) and what
  * is decided without running (settled through the end and settle stages at once).
  */
-class AdmissionTest {
+class PipelineAdmitTest {
 
     private final List<String> handled = new CopyOnWriteArrayList<>();
     private final Stages s = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> handled.add(e.id()))
@@ -30,7 +30,7 @@ class AdmissionTest {
     void theAdmittedAreReturnedInOrderAndClaimedTogether() {
         List<Delivery> run = s.admitted("a", "b", "c");
 
-        assertThat(run).extracting(d -> d.key).containsExactly(s.key("a"), s.key("b"), s.key("c"));
+        assertThat(run).extracting(d -> d.key()).containsExactly(s.key("a"), s.key("b"), s.key("c"));
         assertThat(run).allSatisfy(d -> {
             assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED);
             assertThat(d.claim).isNotNull();
@@ -53,7 +53,7 @@ class AdmissionTest {
         assertThat(run.get(0).claimAtStart).isFalse();
 
         for (Delivery d : run) {
-            s.runner.run(d);
+            s.pipeline.run(d);
         }
         assertThat(handled).as("the copy finds the first one confirmed").containsExactly(s.key("a"), s.key("b"));
         assertThat(s.settlement.summary()).containsExactly("a ACCEPTED/PROCESSED", "b ACCEPTED/PROCESSED",
@@ -66,7 +66,7 @@ class AdmissionTest {
 
         List<Delivery> run = s.admitted("dup", "new");
 
-        assertThat(run).extracting(d -> d.key).containsExactly(s.key("new"));
+        assertThat(run).extracting(d -> d.key()).containsExactly(s.key("new"));
         assertThat(s.settlement.summary()).containsExactly("dup ACCEPTED/DUPLICATE");
         assertThat(s.settlement.sent.get(0).state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(handled).isEmpty();
@@ -74,17 +74,19 @@ class AdmissionTest {
 
     @Test
     void badInputIsRejectedAtOnceWithoutAskingTheStore() throws Exception {
-        Delivery undecodable = s.deliveries.undecodable();
-        Delivery noId = s.deliveries.of(Message.create("no id"));
-        Delivery good = s.deliveries.of("good");
+        Arrival undecodable = s.deliveries.undecodable();
+        Arrival noId = s.deliveries.of(Message.create("no id"));
+        Arrival good = s.deliveries.of("good");
 
-        List<Delivery> run = s.admission.admit(List.of(undecodable, noId, good));
+        List<Delivery> run = s.pipeline.admit(List.of(undecodable, noId, good));
 
-        assertThat(run).containsExactly(good);
+        assertThat(run).extracting(d -> d.arrival.amqp()).containsExactly(good.amqp());
         assertThat(s.settlement.summary()).containsExactly("null REJECTED/UNDECODABLE", "null REJECTED/MISSING_ID");
-        assertThat(undecodable.state()).isEqualTo(Delivery.State.SETTLED);
-        assertThat(undecodable.completed).isTrue();
-        assertThat(noId.state()).isEqualTo(Delivery.State.SETTLED);
+        Delivery first = s.settlement.sent.get(0).delivery();
+        assertThat(first.arrival.amqp()).isSameAs(undecodable.amqp());
+        assertThat(first.state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(first.completed).isTrue();
+        assertThat(s.settlement.sent.get(1).delivery().state()).isEqualTo(Delivery.State.SETTLED);
         assertThat(s.log).as("decided before the claim; only the good one is claimed")
                 .containsExactly("settle [null] REJECTED/UNDECODABLE", "settle [null] REJECTED/MISSING_ID",
                         "acquire [orders|s:good]");
@@ -93,19 +95,19 @@ class AdmissionTest {
     @Test
     void aCopyInProgressElsewhereIsHeldForTheInProgressDelayThenReleased() {
         s.memory.newPeer().acquire(s.key("busy"));
-        Delivery busy = s.deliveries.of("busy");
+        Arrival busy = s.deliveries.of("busy");
 
-        List<Delivery> run = s.admission.admit(List.of(busy));
+        List<Delivery> run = s.pipeline.admit(List.of(busy));
 
         assertThat(run).isEmpty();
-        assertThat(s.settlement.sent).isEmpty();
-        assertThat(busy.state()).isEqualTo(Delivery.State.HELD);
+        assertThat(s.settlement.sent).as("held, not settled").isEmpty();
 
         s.advance(Subscription.DEFAULT_IN_PROGRESS_DELAY.minusMillis(1));
         assertThat(s.settlement.sent).isEmpty();
         s.advance(Duration.ofMillis(1));
         assertThat(s.settlement.summary()).containsExactly("busy RELEASED/IN_PROGRESS");
-        assertThat(busy.state()).isEqualTo(Delivery.State.SETTLED);
+        assertThat(s.settlement.sent.get(0).delivery().arrival.amqp()).isSameAs(busy.amqp());
+        assertThat(s.settlement.sent.get(0).delivery().state()).isEqualTo(Delivery.State.SETTLED);
     }
 
     @Test
@@ -129,7 +131,7 @@ class AdmissionTest {
 
         List<Delivery> run = s.admitted("a", "bad", "c");
 
-        assertThat(run).extracting(d -> d.key).containsExactly(s.key("a"), s.key("c"));
+        assertThat(run).extracting(d -> d.key()).containsExactly(s.key("a"), s.key("c"));
         assertThat(s.settlement.summary()).containsExactly("bad REJECTED/INVALID_ID");
     }
 
@@ -162,13 +164,12 @@ class AdmissionTest {
     @Test
     void anErrorFromTheStoreSettlesTheBatchAsAnUnexpectedFailure() {
         s.store.failWith(StoreOperation.CLAIM, new NoClassDefFoundError("test: a linkage error in the store"));
-        Delivery a = s.deliveries.of("a");
-        Delivery b = s.deliveries.of("b");
-
-        List<Delivery> run = s.admission.admit(List.of(a, b));
+        List<Delivery> run = s.pipeline.admit(List.of(s.deliveries.of("a"), s.deliveries.of("b")));
 
         assertThat(run).isEmpty();
         assertThat(s.settlement.summary()).containsExactly("a RELEASED/FAILED", "b RELEASED/FAILED");
+        Delivery a = s.settlement.sent.get(0).delivery();
+        Delivery b = s.settlement.sent.get(1).delivery();
         assertThat(List.of(a.state(), b.state())).containsOnly(Delivery.State.SETTLED);
         assertThat(a.completed).isTrue();
         assertThat(s.gate.paused()).as("an error is no outage").isFalse();
@@ -184,10 +185,10 @@ class AdmissionTest {
                     return org.acemq.amqp.consumer.RejectionHandler.Decision.ACCEPT;
                 }).build());
         accepting.memory.release(accepting.memory.acquire(accepting.key("poison")));
-        Delivery undecodable = accepting.deliveries.undecodable();
-        Delivery poison = accepting.deliveries.of("poison");
+        Arrival undecodable = accepting.deliveries.undecodable();
+        Arrival poison = accepting.deliveries.of("poison");
 
-        List<Delivery> run = accepting.admission.admit(List.of(undecodable, poison));
+        List<Delivery> run = accepting.pipeline.admit(List.of(undecodable, poison));
 
         assertThat(run).isEmpty();
         assertThat(handled).isEmpty();

@@ -1,0 +1,27 @@
+package org.acemq.amqp.consumer.internal;
+
+import org.acemq.amqp.api.AcemqException;
+
+/**
+ * A message a handler sent could not be sent: the broker refused it (rejected it, or refused a sender for its
+ * address), settled it as not delivered, or did not answer in time. To the incoming message it is a failure of its
+ * handler: it goes back and its handler runs again, sending the same messages with the same ids.
+ */
+final class SendFailedException extends AcemqException {
+
+    private static final long serialVersionUID = 1L;
+    private final boolean refused;
+
+    /**
+     * @param refused whether the broker refused it (trying again is unlikely to help) rather than failed to take it
+     */
+    SendFailedException(String message, boolean refused, Throwable cause) {
+        super(message, cause);
+        this.refused = refused;
+    }
+
+    /** @return whether the broker refused the message or its address */
+    boolean refused() {
+        return refused;
+    }
+}

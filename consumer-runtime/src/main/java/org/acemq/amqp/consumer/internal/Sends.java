@@ -1,0 +1,139 @@
+package org.acemq.amqp.consumer.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.acemq.amqp.api.OutboxEntry;
+import org.acemq.amqp.api.OutboxStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The send stage: what a handler sent through its envelope goes out after the handler returned and before its
+ * claim's end is recorded. Two ways, by what the handler's transaction did with it:
+ * <ul>
+ *   <li>nothing (every store but the JDBC store's transactional handler): sent now, and waited for until the broker
+ *       accepted each; if one is not, the incoming message counts as failed (its claim is released, it goes back, and
+ *       its handler's next run sends the same messages with the same ids);</li>
+ *   <li>written to the store's outbox in the transaction that committed ({@link EnvelopeImpl.Outbox#STORED}): sent
+ *       from there now, and marked dispatched together with the confirm ({@link Endings}); if the broker does not
+ *       take them, they stay pending in the outbox (the sweep sends them) and the incoming message is done: its work
+ *       is committed.</li>
+ * </ul>
+ * A handler that threw sends nothing.
+ */
+final class Sends {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Sends.class);
+
+    /** Where messages go out ({@link Senders} on the consumer's connection). */
+    interface Outlet {
+        /**
+         * Sends every message and waits until the broker accepted each.
+         *
+         * @throws SendFailedException on the first one not accepted
+         */
+        void sendAll(List<Outbound> messages);
+    }
+
+    private final String name;
+    private final Outlet senders;
+    private final OutboxStore outbox;
+
+    /**
+     * @param senders where messages go out
+     * @param outbox the store's outbox, or null if the store keeps none
+     */
+    Sends(String name, Outlet senders, OutboxStore outbox) {
+        this.name = name;
+        this.senders = senders;
+        this.outbox = outbox;
+    }
+
+    /**
+     * @param d a delivery whose handler ran
+     * @param facts its facts with the handler's result
+     * @return the facts, with a failure if what the handler sent could not be sent
+     */
+    DeliveryFacts send(Delivery d, DeliveryFacts facts) {
+        EnvelopeImpl envelope = d.envelope();
+        List<Outbound> sends = envelope.sends();
+        if (sends.isEmpty() || facts.failure() != null) {
+            return facts;
+        }
+        switch (envelope.outbox()) {
+            case DISCARDED:
+                return facts;
+            case STORED:
+                d.dispatched = dispatch(sends, envelope.storedEntries());
+                return facts;
+            default:
+                try {
+                    senders.sendAll(sends);
+                    return facts;
+                } catch (SendFailedException e) {
+                    LOG.warn("Subscription '{}': {} sent by the handler of {}; the message goes back and its handler "
+                            + "runs again (the same messages, with the same ids)", name, e.getMessage(), d.logId());
+                    return facts.sendFailed(e);
+                }
+        }
+    }
+
+    /**
+     * A copy of a message whose handler's work is committed arrived (a duplicate): what that handler wrote to the
+     * outbox and was not dispatched yet (the process died in between) is dispatched now, before the copy is accepted.
+     *
+     * @param d the copy
+     */
+    void duplicate(Delivery d) {
+        if (outbox == null || d.key() == null) {
+            return;
+        }
+        List<OutboxEntry> pending;
+        try {
+            pending = outbox.pendingOutbox(d.key());
+        } catch (RuntimeException e) {
+            LOG.warn("Subscription '{}': could not read the outbox of {} ({}); the sweep dispatches what is pending",
+                    name, d.logId(), Errors.describe(e));
+            return;
+        }
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<Outbound> messages = new ArrayList<>(pending.size());
+        for (OutboxEntry e : pending) {
+            messages.add(Outbound.of(e));
+        }
+        d.dispatched = dispatch(messages, pending);
+        if (!d.dispatched.isEmpty()) {
+            LOG.info("Subscription '{}': a copy of {} dispatched {} message(s) its handler had sent", name, d.logId(),
+                    d.dispatched.size());
+        }
+    }
+
+    /**
+     * @param messages the entries' messages, ready to send
+     * @param entries the outbox entries they come from, in the same order
+     * @return the entries dispatched (to be marked with the confirm), empty if the broker did not take them (they stay
+     *     pending)
+     */
+    private List<OutboxEntry> dispatch(List<Outbound> messages, List<OutboxEntry> entries) {
+        try {
+            senders.sendAll(messages);
+            return entries;
+        } catch (SendFailedException e) {
+            LOG.warn("Subscription '{}': {}; it stays in the outbox and is dispatched again by the sweep", name,
+                    e.getMessage());
+            if (outbox != null) {
+                try {
+                    for (OutboxEntry entry : entries) {
+                        outbox.outboxFailed(entry, e.getMessage());
+                    }
+                } catch (RuntimeException re) {
+                    LOG.debug("Subscription '{}': could not record the failed dispatch: {}", name,
+                            Errors.describe(re));
+                }
+            }
+            return List.of();
+        }
+    }
+}
