@@ -58,6 +58,13 @@ public interface Envelope {
     /** @return the AMQP reply-to address, or null */
     String replyTo();
 
+    /**
+     * @return the AMQP group-id (what Artemis message groups, and subscriptions ordered by group, key on), or null
+     */
+    default String groupId() {
+        return null;
+    }
+
     /** @return the AMQP creation-time, or null */
     Instant creationTime();
 

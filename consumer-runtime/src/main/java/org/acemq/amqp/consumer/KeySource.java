@@ -33,10 +33,13 @@ public final class KeySource {
         /** An application property. */
         APPLICATION_PROPERTY,
         /** A function of the decoded message. */
-        FUNCTION
+        FUNCTION,
+        /** The AMQP group-id. */
+        GROUP_ID
     }
 
     private static final KeySource MESSAGE_ID = new KeySource(Kind.MESSAGE_ID, null, null);
+    private static final KeySource GROUP_ID = new KeySource(Kind.GROUP_ID, null, null);
 
     private final Kind kind;
     private final String name;
@@ -51,6 +54,14 @@ public final class KeySource {
     /** @return the AMQP message-id (the default) */
     public static KeySource messageId() {
         return MESSAGE_ID;
+    }
+
+    /**
+     * @return the AMQP {@code group-id} (what Artemis message groups key on): the usual key to order by
+     *     ({@link Subscription.Builder#orderBy}); as an idempotency key it is {@code g:<group-id>}
+     */
+    public static KeySource groupId() {
+        return GROUP_ID;
     }
 
     /**
@@ -80,7 +91,7 @@ public final class KeySource {
 
     /**
      * @return the property name for {@link Kind#APPLICATION_PROPERTY}, the description for {@link Kind#FUNCTION},
-     *     null for {@link Kind#MESSAGE_ID}
+     *     null for {@link Kind#MESSAGE_ID} and {@link Kind#GROUP_ID}
      */
     public String name() {
         return name;
@@ -108,6 +119,7 @@ public final class KeySource {
             case MESSAGE_ID -> "messageId";
             case APPLICATION_PROPERTY -> "applicationProperty(" + name + ")";
             case FUNCTION -> "function(" + name + ")";
+            case GROUP_ID -> "groupId";
         };
     }
 }

@@ -2,10 +2,12 @@ package org.acemq.amqp.consumer;
 
 import java.time.Duration;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executor;
+import org.acemq.amqp.api.BatchHandler;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.api.PermanentMessageException;
 
@@ -36,9 +38,18 @@ public final class Subscription {
     public static final Duration DEFAULT_TRANSACTION_BATCH_TIME = Duration.ofMillis(50);
     /** The rejection condition for messages that used up their attempts. */
     public static final String MAX_ATTEMPTS_CONDITION = RejectionConditions.MAX_ATTEMPTS_EXCEEDED;
+    /** Deliveries of one ordering key that hold a place in the subscription's window: 4. */
+    public static final int DEFAULT_KEY_BACKLOG = 4;
+    /** Deliveries of busy keys held beyond the window (parked) before the subscription stops taking more: 1,000. */
+    public static final int DEFAULT_PARKED_LIMIT = 1_000;
+    /** The most messages a batch handler gets in one call: 100. */
+    public static final int DEFAULT_BATCH_SIZE = 100;
+    /** How long a batch waits to fill before its handler runs with what arrived: 100 ms. */
+    public static final Duration DEFAULT_BATCH_TIME = Duration.ofMillis(100);
 
     private final String address;
     private final MessageHandler handler;
+    private final BatchHandler batchHandler;
     private final String name;
     private final int concurrency;
     private final int prefetch;
@@ -61,10 +72,16 @@ public final class Subscription {
     private final Fingerprint fingerprint;
     private final RejectionHandler rejectionHandler;
     private final Executor handlerExecutor;
+    private final KeySource orderBy;
+    private final int keyBacklog;
+    private final int parkedLimit;
+    private final int batchSize;
+    private final Duration batchTime;
 
     private Subscription(Builder b) {
         this.address = b.address;
-        this.handler = b.handler;
+        this.batchHandler = b.batchHandler;
+        this.handler = b.handler != null ? b.handler : e -> b.batchHandler.handle(List.of(e));
         this.name = b.name != null ? b.name : b.address;
         this.concurrency = b.concurrency;
         this.prefetch = b.prefetch;
@@ -87,6 +104,11 @@ public final class Subscription {
         this.fingerprint = b.fingerprint;
         this.rejectionHandler = b.rejectionHandler;
         this.handlerExecutor = b.handlerExecutor;
+        this.orderBy = b.orderBy;
+        this.keyBacklog = b.keyBacklog;
+        this.parkedLimit = b.parkedLimit;
+        this.batchSize = b.batchSize;
+        this.batchTime = b.batchTime;
     }
 
     /**
@@ -95,7 +117,19 @@ public final class Subscription {
      * @return a builder with every other setting at its default
      */
     public static Builder builder(String address, MessageHandler handler) {
-        return new Builder(address, handler);
+        return new Builder(address, Objects.requireNonNull(handler, "handler must not be null"), null);
+    }
+
+    /**
+     * A subscription whose handler takes messages a batch at a time: up to {@link Builder#batchSize} per call, or
+     * what arrived within {@link Builder#batchTime}.
+     *
+     * @param address the queue or address to consume from
+     * @param handler the application code run for each batch
+     * @return a builder with every other setting at its default
+     */
+    public static Builder batchBuilder(String address, BatchHandler handler) {
+        return new Builder(address, null, Objects.requireNonNull(handler, "handler must not be null"));
     }
 
     /** @return the address consumed */
@@ -106,6 +140,39 @@ public final class Subscription {
     /** @return the handler */
     public MessageHandler handler() {
         return handler;
+    }
+
+    /**
+     * @return the batch handler of a subscription made with {@link #batchBuilder}, else empty (then {@link #handler()}
+     *     is the handler; for a batch subscription {@link #handler()} runs the batch handler with one message)
+     */
+    public Optional<BatchHandler> batchHandler() {
+        return Optional.ofNullable(batchHandler);
+    }
+
+    /** @return the key deliveries are ordered by (one at a time per key, in arrival order), if the subscription orders */
+    public Optional<KeySource> orderBy() {
+        return Optional.ofNullable(orderBy);
+    }
+
+    /** @return how many deliveries of one ordering key hold a place in the subscription's window */
+    public int keyBacklog() {
+        return keyBacklog;
+    }
+
+    /** @return how many deliveries of busy ordering keys are held beyond the window before no more are taken */
+    public int parkedLimit() {
+        return parkedLimit;
+    }
+
+    /** @return the most messages a batch handler gets in one call */
+    public int batchSize() {
+        return batchSize;
+    }
+
+    /** @return how long a batch waits to fill before its handler runs with what arrived */
+    public Duration batchTime() {
+        return batchTime;
     }
 
     /** @return the name used in metrics, health and thread names (defaults to the address) */
@@ -262,6 +329,7 @@ public final class Subscription {
     public static final class Builder {
         private final String address;
         private final MessageHandler handler;
+        private final BatchHandler batchHandler;
         private String name;
         private int concurrency = DEFAULT_CONCURRENCY;
         private int prefetch = DEFAULT_PREFETCH;
@@ -284,10 +352,16 @@ public final class Subscription {
         private Fingerprint fingerprint = Fingerprint.body();
         private RejectionHandler rejectionHandler;
         private Executor handlerExecutor;
+        private KeySource orderBy;
+        private int keyBacklog = DEFAULT_KEY_BACKLOG;
+        private int parkedLimit = DEFAULT_PARKED_LIMIT;
+        private int batchSize = DEFAULT_BATCH_SIZE;
+        private Duration batchTime = DEFAULT_BATCH_TIME;
 
-        private Builder(String address, MessageHandler handler) {
+        private Builder(String address, MessageHandler handler, BatchHandler batchHandler) {
             this.address = Validation.notBlank("address", address);
-            this.handler = Objects.requireNonNull(handler, "handler must not be null");
+            this.handler = handler;
+            this.batchHandler = batchHandler;
         }
 
         /**
@@ -537,8 +611,81 @@ public final class Subscription {
             return this;
         }
 
+        /**
+         * Orders processing by a key: deliveries with the same key run one at a time, in the order they arrived;
+         * deliveries with different keys run side by side, up to the concurrency. A delivery whose key is absent runs
+         * as in an unordered subscription. A transient failure holds its key: the delivery is retried in place (held for
+         * the retry back-off, its claim released and claimed again, its handler run again) while the later deliveries
+         * of its key wait; after {@code maxAttempts} it is rejected as usual and the next one runs. Across several
+         * consumers of one queue, order holds only where the broker gives each key to one consumer (Artemis message
+         * groups by {@code group-id}, RabbitMQ single active consumer): docs/processing-modes.md.
+         *
+         * @param key where the ordering key comes from, for example {@link KeySource#groupId()} (AMQP {@code
+         *     group-id}) or {@link KeySource#applicationProperty(String)}
+         * @return this builder
+         */
+        public Builder orderBy(KeySource key) {
+            this.orderBy = Objects.requireNonNull(key, "key must not be null");
+            return this;
+        }
+
+        /**
+         * @param deliveries how many deliveries of one ordering key hold a place in the window (received, waiting or
+         *     running; default {@value #DEFAULT_KEY_BACKLOG}); later ones of a busy key are parked beyond the window
+         *     so that one hot key cannot take all the credit
+         * @return this builder
+         */
+        public Builder keyBacklog(int deliveries) {
+            this.keyBacklog = Validation.atLeast("keyBacklog", 1, deliveries);
+            return this;
+        }
+
+        /**
+         * @param deliveries how many deliveries of busy keys may be parked beyond the window (default
+         *     {@value #DEFAULT_PARKED_LIMIT}); when that many are, the subscription takes no more until some ran
+         *     (memory: this many messages at most beyond the window)
+         * @return this builder
+         */
+        public Builder parkedLimit(int deliveries) {
+            this.parkedLimit = Validation.atLeast("parkedLimit", 0, deliveries);
+            return this;
+        }
+
+        /**
+         * @param messages the most messages a batch handler gets in one call (default {@value #DEFAULT_BATCH_SIZE});
+         *     only for {@link Subscription#batchBuilder}; the window ({@code concurrency + prefetch}) must hold at
+         *     least one batch
+         * @return this builder
+         */
+        public Builder batchSize(int messages) {
+            this.batchSize = Validation.atLeast("batchSize", 1, messages);
+            return this;
+        }
+
+        /**
+         * @param time how long a batch waits to fill before its handler runs with what arrived (default 100 ms); only
+         *     for {@link Subscription#batchBuilder}
+         * @return this builder
+         */
+        public Builder batchTime(Duration time) {
+            this.batchTime = Validation.notNegative("batchTime", time);
+            return this;
+        }
+
         /** @return the subscription */
         public Subscription build() {
+            if (batchHandler != null && orderBy != null) {
+                throw new IllegalArgumentException("orderBy must not be set on a batch subscription (batches are not "
+                        + "ordered per key), but was " + orderBy);
+            }
+            if (batchHandler == null && (batchSize != DEFAULT_BATCH_SIZE || !batchTime.equals(DEFAULT_BATCH_TIME))) {
+                throw new IllegalArgumentException("batchSize and batchTime apply to batch subscriptions only "
+                        + "(Subscription.batchBuilder), but this one has a per-message handler");
+            }
+            if (batchHandler != null && batchSize > concurrency + prefetch) {
+                throw new IllegalArgumentException("concurrency + prefetch must hold at least one batch (batchSize "
+                        + batchSize + "), but was " + (concurrency + prefetch) + "; raise prefetch");
+            }
             if (acknowledgementMode == AcknowledgementMode.TRANSACTIONAL && sessionGroup != null) {
                 throw new IllegalArgumentException("sessionGroup must not be set with TRANSACTIONAL acknowledgement"
                         + " (a transaction spans its whole session), but was '" + sessionGroup + "'");

@@ -61,6 +61,10 @@ final class Delivery {
     DeliveryScope scope;
     /** Another delivery of the same intake batch has the same key: this one is claimed when a thread starts it. */
     boolean claimAtStart;
+    /** It will run again in place (an ordered subscription's retry): its ordering key stays taken meanwhile. */
+    volatile boolean retryPending;
+    /** It holds no place in the window: an ordering key's delivery beyond the key's backlog. */
+    boolean parked;
     /** The claim held, or null. */
     volatile Claim claim;
     /** When the claim was granted (ticker), 0 while none is held. */
@@ -120,6 +124,22 @@ final class Delivery {
             throw new IllegalStateException("delivery " + logId() + " cannot move from " + now + " to " + next);
         }
         state = next;
+    }
+
+    /**
+     * Its retry in place is due (an ordered subscription's transient failure): it goes back to the schedule, to be
+     * claimed again and run, as after its arrival.
+     */
+    void again() {
+        moveTo(State.ADMITTED);
+        retryPending = false;
+        verdict = null;
+        completed = false;
+        sent = false;
+        awaited = false;
+        claimAtStart = true;
+        dispatched = java.util.List.of();
+        facts = DeliveryFacts.received(false, null, true, false, true);
     }
 
     /** Records the claim the store granted (the claim stage), and when its lease is next renewed (0: never). */

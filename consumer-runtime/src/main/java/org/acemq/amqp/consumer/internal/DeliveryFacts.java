@@ -23,11 +23,13 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
  * @param jitterDraw a number in [0, 1) drawn for the retry back-off's jitter
  * @param conflict the store holds the key with a fingerprint other than this copy's (ALREADY_CONFIRMED or
  *     IN_PROGRESS only)
+ * @param ordered the subscription orders by key and this delivery has one: a transient failure is retried in place,
+ *     holding its key
  */
 record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String decodeError, boolean hasKey,
                      boolean storeDown, ClaimResult claim, String storeError, boolean keyRefused, int attempt,
                      Throwable failure,
-                     boolean modifiedSupported, double jitterDraw, boolean conflict) {
+                     boolean modifiedSupported, double jitterDraw, boolean conflict, boolean ordered) {
 
     /** How far a delivery got. */
     enum Stage {
@@ -47,8 +49,21 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      * @return the facts of a delivery just received
      */
     static DeliveryFacts received(boolean stopping, String decodeError, boolean hasKey, boolean storeDown) {
+        return received(stopping, decodeError, hasKey, storeDown, false);
+    }
+
+    /**
+     * @param stopping the consumer is closing
+     * @param decodeError why the message cannot be decoded, or null
+     * @param hasKey whether a key was found
+     * @param storeDown whether the store is known to be down
+     * @param ordered whether its processing is ordered by a key it has
+     * @return the facts of a delivery just received
+     */
+    static DeliveryFacts received(boolean stopping, String decodeError, boolean hasKey, boolean storeDown,
+                                  boolean ordered) {
         return new DeliveryFacts(Stage.RECEIVED, stopping, false, decodeError, hasKey, storeDown, null, null, false, 0,
-                null, true, 0.0, false);
+                null, true, 0.0, false, ordered);
     }
 
     /**
@@ -71,7 +86,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
             throw new IllegalArgumentException("the store's answer is required; a failure is storeFailed(...)");
         }
         return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, answer, null, false,
-                attempt, null, modifiedSupported, jitterDraw, differs);
+                attempt, null, modifiedSupported, jitterDraw, differs, ordered);
     }
 
     /**
@@ -81,7 +96,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      */
     DeliveryFacts storeFailed(String error, boolean refused) {
         return new DeliveryFacts(Stage.CLAIMED, stopping, linkGone, decodeError, hasKey, storeDown, null,
-                error == null ? "unknown error" : error, refused, 0, null, modifiedSupported, jitterDraw, false);
+                error == null ? "unknown error" : error, refused, 0, null, modifiedSupported, jitterDraw, false, ordered);
     }
 
     /** @return whether the store gave this consumer the key (its claim is held until the delivery's claim ends) */
@@ -102,7 +117,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
             return this;
         }
         return new DeliveryFacts(stage, stoppingNow, linkGoneNow, decodeError, hasKey, storeDown, claim, storeError,
-                keyRefused, attempt, failure, modifiedSupported, jitterDraw, conflict);
+                keyRefused, attempt, failure, modifiedSupported, jitterDraw, conflict, ordered);
     }
 
     /**
@@ -111,7 +126,7 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      */
     DeliveryFacts sendFailed(Throwable thrown) {
         return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, claim, storeError,
-                keyRefused, attempt, thrown, modifiedSupported, jitterDraw, conflict);
+                keyRefused, attempt, thrown, modifiedSupported, jitterDraw, conflict, ordered);
     }
 
     /**
@@ -122,6 +137,6 @@ record DeliveryFacts(Stage stage, boolean stopping, boolean linkGone, String dec
      */
     DeliveryFacts handled(Throwable thrown, boolean modified, double draw) {
         return new DeliveryFacts(Stage.HANDLED, stopping, linkGone, decodeError, hasKey, storeDown, claim, storeError,
-                keyRefused, Math.max(1, attempt), thrown, modified, draw, conflict);
+                keyRefused, Math.max(1, attempt), thrown, modified, draw, conflict, ordered);
     }
 }

@@ -50,6 +50,7 @@ final class Endings {
     private final Duration confirmTimeout;
     private final BooleanSupplier stopping;
     private final long beatNanos;
+    private final Consumer<Delivery> retry;
     private final AtomicReference<Delivery> pending = new AtomicReference<>();
     private final AtomicBoolean busy = new AtomicBoolean();
     /**
@@ -63,9 +64,11 @@ final class Endings {
      * @param scheduler where the back-off between confirm attempts waits (so that tests can move time)
      * @param stopping whether the subscription is stopping (a hold is then dropped)
      * @param beatNanos the lease renewal period, 0 if leases are not renewed
+     * @param retry where a delivery retried in place goes once its back-off is over (the schedule)
      */
     Endings(String name, OutcomePolicy policy, StoreAccess store, StoreGate gate, Settlement settlement, Holds holds,
-            Ticker ticker, Scheduler scheduler, Duration confirmTimeout, BooleanSupplier stopping, long beatNanos) {
+            Ticker ticker, Scheduler scheduler, Duration confirmTimeout, BooleanSupplier stopping, long beatNanos,
+            Consumer<Delivery> retry) {
         this.name = name;
         this.policy = policy;
         this.store = store;
@@ -77,6 +80,7 @@ final class Endings {
         this.confirmTimeout = confirmTimeout;
         this.stopping = stopping;
         this.beatNanos = beatNanos;
+        this.retry = retry;
     }
 
     // ------------------------------------------------------------------ the end stage's entry
@@ -85,7 +89,7 @@ final class Endings {
      * Ends the delivery's claim, if it holds one, here or batched with other threads' (then settles it); without a
      * claim settles it at once.
      *
-     * @param verdict a SETTLE verdict
+     * @param verdict a SETTLE or RETRY verdict
      * @param drive whether to lead the store call now; false hands the delivery over only, and the caller calls
      *     {@link #drive()} once for many
      * @return whether the delivery was handed over without driving
@@ -380,12 +384,27 @@ final class Endings {
      */
     boolean settle(Delivery d, Verdict decided) {
         Verdict verdict = policy.whenSent(decided, stopping.getAsBoolean());
+        if (verdict.action() == Verdict.Action.RETRY) {
+            d.moveTo(Delivery.State.HELD);
+            holds.hold(d, verdict.delay(), () -> runAgain(d, verdict));
+            return true;
+        }
         if (!verdict.delay().isZero()) {
             d.moveTo(Delivery.State.HELD);
             holds.hold(d, verdict.delay(), () -> send(d, verdict));
             return true;
         }
         return send(d, verdict);
+    }
+
+    /** The retry back-off is over: the delivery runs again, unless the subscription stops (then it goes back). */
+    private void runAgain(Delivery d, Verdict verdict) {
+        if (stopping.getAsBoolean()) {
+            send(d, policy.whenSent(verdict, true));
+            return;
+        }
+        d.again();
+        retry.accept(d);
     }
 
     private boolean send(Delivery d, Verdict verdict) {

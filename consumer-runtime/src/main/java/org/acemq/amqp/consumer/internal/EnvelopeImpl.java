@@ -31,6 +31,7 @@ final class EnvelopeImpl implements Envelope, OutboxCapture {
     private final String subject;
     private final String contentType;
     private final String replyTo;
+    private final String groupId;
     private final Instant creationTime;
     private final Map<String, Object> applicationProperties;
     private final Map<String, Object> annotations;
@@ -59,7 +60,7 @@ final class EnvelopeImpl implements Envelope, OutboxCapture {
     }
 
     private EnvelopeImpl(String id, Object messageId, String address, Object body, Object correlationId,
-                         String subject, String contentType, String replyTo, Instant creationTime,
+                         String subject, String contentType, String replyTo, String groupId, Instant creationTime,
                          Map<String, Object> applicationProperties, Map<String, Object> annotations,
                          long deliveryCount, boolean firstAcquirer, int attempt) {
         this.id = id;
@@ -70,6 +71,7 @@ final class EnvelopeImpl implements Envelope, OutboxCapture {
         this.subject = subject;
         this.contentType = contentType;
         this.replyTo = replyTo;
+        this.groupId = groupId;
         this.creationTime = creationTime;
         this.applicationProperties = applicationProperties;
         this.annotations = annotations;
@@ -94,7 +96,7 @@ final class EnvelopeImpl implements Envelope, OutboxCapture {
         }
         return new EnvelopeImpl(id, AmqpValues.toJdk(message.messageId()), address, AmqpValues.toJdk(message.body()),
                 AmqpValues.toJdk(message.correlationId()), message.subject(), message.contentType(),
-                message.replyTo(), AmqpValues.timestamp(message.creationTime()), props, annotations,
+                message.replyTo(), message.groupId(), AmqpValues.timestamp(message.creationTime()), props, annotations,
                 message.deliveryCount(), message.firstAcquirer(), attempt);
     }
 
@@ -150,6 +152,11 @@ final class EnvelopeImpl implements Envelope, OutboxCapture {
     @Override
     public String replyTo() {
         return replyTo;
+    }
+
+    @Override
+    public String groupId() {
+        return groupId;
     }
 
     @Override

@@ -37,6 +37,7 @@ final class Keys {
     private final MissingIdPolicy missing;
     private final Fingerprint fingerprint;
     private final String[] fingerprintProperties;
+    private final KeySource orderBy;
 
     /**
      * @param spec the subscription
@@ -50,6 +51,7 @@ final class Keys {
         this.missing = spec.missingIdPolicy();
         this.fingerprint = spec.fingerprint();
         this.fingerprintProperties = fingerprint.properties().toArray(new String[0]);
+        this.orderBy = spec.orderBy().orElse(null);
     }
 
     /**
@@ -109,6 +111,8 @@ final class Keys {
             case MESSAGE_ID -> fromMessageId(message);
             case APPLICATION_PROPERTY -> MessageKeys.property(source.name(), message.property(source.name()));
             case FUNCTION -> fromFunction(envelope);
+            case GROUP_ID -> message.groupId() == null || message.groupId().isEmpty() ? null
+                    : "g:" + message.groupId();
         };
         return MessageKeys.inScope(escapedScope, key);
     }
@@ -126,6 +130,12 @@ final class Keys {
     }
 
     private String fromFunction(EnvelopeImpl envelope) {
+        String inner = fromFunction(envelope, source);
+        return inner == null ? null : "k:" + inner;
+    }
+
+    /** @return the function's value, typed; null if it returned null or threw (logged) */
+    private String fromFunction(EnvelopeImpl envelope, KeySource source) {
         Object value;
         try {
             value = source.function().apply(envelope);
@@ -134,8 +144,7 @@ final class Keys {
                     LogSafe.id(String.valueOf(envelope.messageId())), Errors.describe(e));
             return null;
         }
-        String inner = MessageKeys.typed(value);
-        return inner == null ? null : "k:" + inner;
+        return MessageKeys.typed(value);
     }
 
     /**
@@ -143,8 +152,16 @@ final class Keys {
      * @param envelope its envelope
      * @return the key its processing is ordered by, or null when the subscription does not order
      */
-    String orderKey(Message<?> message, EnvelopeImpl envelope) {
-        return null;
+    String orderKey(Message<?> message, EnvelopeImpl envelope) throws ClientException {
+        if (orderBy == null) {
+            return null;
+        }
+        return switch (orderBy.kind()) {
+            case GROUP_ID -> message.groupId();
+            case MESSAGE_ID -> MessageKeys.typed(message.messageId());
+            case APPLICATION_PROPERTY -> MessageKeys.typed(message.property(orderBy.name()));
+            case FUNCTION -> fromFunction(envelope, orderBy);
+        };
     }
 
     /** @return whether fingerprints are computed */

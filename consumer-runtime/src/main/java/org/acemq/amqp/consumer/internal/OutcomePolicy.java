@@ -143,8 +143,12 @@ final class OutcomePolicy {
             return Verdict.reject(SettleReason.POISON, RejectionConditions.MAX_ATTEMPTS_EXCEEDED,
                     "failed " + f.attempt() + " attempts, last: " + Errors.describe(failure));
         }
-        return Verdict.later(transientOutcome(f.modifiedSupported()), SettleReason.FAILED,
-                retryDelay(f.attempt(), f.jitterDraw()));
+        Duration delay = retryDelay(f.attempt(), f.jitterDraw());
+        if (f.ordered()) {
+            // its key's later deliveries wait for it: it is retried in place, never put behind them
+            return Verdict.retry(transientOutcome(f.modifiedSupported()), delay);
+        }
+        return Verdict.later(transientOutcome(f.modifiedSupported()), SettleReason.FAILED, delay);
     }
 
     // ------------------------------------------------------------------ decisions around decide()
@@ -238,6 +242,9 @@ final class OutcomePolicy {
      * @return {@code v}, without its delay when stopping
      */
     Verdict whenSent(Verdict v, boolean stopping) {
+        if (stopping && v.action() == Verdict.Action.RETRY) {
+            return Verdict.settle(v.outcome(), v.reason()); // no retry while stopping: it goes back as failed
+        }
         return stopping && !v.delay().isZero() ? v.withoutDelay() : v;
     }
 

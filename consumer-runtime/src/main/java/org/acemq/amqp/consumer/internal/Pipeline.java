@@ -79,14 +79,17 @@ final class Pipeline {
 
         long horizonNanos = Intake.horizonNanos(beatNanos);
         HandlerTimes times = new HandlerTimes(horizonNanos); // until handlers are timed: one delivery per thread
-        Schedule schedule = new ArrivalOrder(links::stopping, ticker);
+        Schedule schedule = spec.orderBy().isPresent()
+                ? new KeyOrder(links::stopping, ticker, spec.keyBacklog(), spec.parkedLimit(),
+                        d -> d.finish(allocator))
+                : new ArrivalOrder(links::stopping, ticker);
         Intake intake = new Intake(spec.concurrency(), spec.prefetch(), 1, links, times, ticker, horizonNanos);
         Reader reader = new Reader(name, spec.address(), keys);
         StoreClaims claims = new StoreClaims(name, store, gate, observer, ticker, beatNanos, keys.fingerprints());
         Runner runner = new Runner(name, spec.handler(), observer, ticker, broker,
                 () -> ThreadLocalRandom.current().nextDouble(), times);
         Endings endings = new Endings(name, policy, store, gate, settlement, holds, ticker, control.scheduler(),
-                config.confirmTimeout(), links::quiet, beatNanos);
+                config.confirmTimeout(), links::quiet, beatNanos, schedule::again);
         return new Pipeline(spec, policy, settlement, holds, links, schedule, intake, reader, claims, runner, sends,
                 endings, gate, links::quiet, links::currentLink);
     }
@@ -186,7 +189,7 @@ final class Pipeline {
                 d = new Delivery(reader.read(a));                                   // 2. read
                 batch.add(d);
                 d.facts = DeliveryFacts.received(quiet.getAsBoolean(), d.arrival.decodeError(), d.key() != null,
-                        gate.paused());
+                        gate.paused(), d.arrival.orderKey() != null);
                 Verdict v = verdicts.decide(d, d.facts);
                 if (v.action() != Verdict.Action.CLAIM) {
                     verdicts.log(d, v);
@@ -267,6 +270,9 @@ final class Pipeline {
                 verdict = verdicts.decide(d, d.facts);
             }
             verdicts.log(d, verdict);
+            if (verdict.action() == Verdict.Action.RETRY) {
+                d.retryPending = true; // its key stays taken until it ran again (KeyOrder)
+            }
             handedOver = true;
             before = d.state();
             endings.end(d, verdict, true);                                          // 8. end the claim, 9. settle

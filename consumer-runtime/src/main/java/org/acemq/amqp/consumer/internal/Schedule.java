@@ -79,6 +79,16 @@ abstract class Schedule {
     void finished(List<Delivery> work) {
     }
 
+    /** Under the lock: a delivery retried in place runs again; by default it waits as a new one. */
+    void offerAgain(Delivery d) {
+        offer(d);
+    }
+
+    /** Under the lock: @return whether the intake may take more now (false: the policy holds too much already) */
+    boolean mayTake() {
+        return true;
+    }
+
     /** Under the lock: @return every admitted delivery no thread started, removed */
     abstract List<Delivery> removeAll();
 
@@ -106,7 +116,7 @@ abstract class Schedule {
                     }
                     return work;
                 }
-                if (!leading) {
+                if (!leading && (stopping || mayTake())) {
                     if (stopping) {
                         // what a policy still holds back (a busy key) is released by the closing thread (drain)
                         lock.notify(); // let the next waiter see it too
@@ -162,9 +172,9 @@ abstract class Schedule {
     }
 
     /** A delivery goes back into the schedule to run again (ordered retry), ahead of the later ones of its key. */
-    void again(Delivery d) {
+    final void again(Delivery d) {
         synchronized (lock) {
-            offer(d);
+            offerAgain(d);
             waitingCount = waiting();
             lock.notify();
         }

@@ -33,7 +33,13 @@ record Verdict(Action action, Outcome outcome, SettleReason reason, String condi
         /** Run the handler (with the claim, or without one when the store is down and the policy is FAIL_OPEN). */
         RUN,
         /** Settle with {@link #outcome()}. */
-        SETTLE
+        SETTLE,
+        /**
+         * Run it again in place after {@link #delay()} (an ordered subscription's transient failure): its claim is
+         * released, and its key's later deliveries wait; if the subscription stops meanwhile it is settled with
+         * {@link #outcome()}.
+         */
+        RETRY
     }
 
     /** Bounds the description. */
@@ -51,6 +57,10 @@ record Verdict(Action action, Outcome outcome, SettleReason reason, String condi
         return new Verdict(Action.SETTLE, outcome, reason, null, null, delay);
     }
 
+    static Verdict retry(Outcome ifStopping, Duration delay) {
+        return new Verdict(Action.RETRY, ifStopping, SettleReason.FAILED, null, null, delay);
+    }
+
     static Verdict reject(SettleReason reason, String condition, String description) {
         return new Verdict(Action.SETTLE, Outcome.REJECTED, reason, condition, description, Duration.ZERO);
     }
@@ -63,5 +73,10 @@ record Verdict(Action action, Outcome outcome, SettleReason reason, String condi
     /** @return whether the delivery is to be settled now or after the delay */
     boolean settles() {
         return action == Action.SETTLE;
+    }
+
+    /** @return whether the delivery's processing ends here: settled, or run again in place after its delay */
+    boolean ends() {
+        return action == Action.SETTLE || action == Action.RETRY;
     }
 }

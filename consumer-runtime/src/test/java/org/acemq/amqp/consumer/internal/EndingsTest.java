@@ -111,7 +111,7 @@ class EndingsTest {
     void theHeartbeatSeesDeliveriesWhoseClaimIsEndingOnlyWhileItEnds() {
         Stages beat = new Stages(Subscription.builder(Deliveries.ADDRESS, e -> { }).build());
         Endings renewing = new Endings("orders", beat.policy, beat.access, beat.gate, beat.settlement, beat.holds,
-                beat.time, beat.endsScheduler, Duration.ofSeconds(1), beat.stopping::get, 1_000);
+                beat.time, beat.endsScheduler, Duration.ofSeconds(1), beat.stopping::get, 1_000, d -> { });
         Delivery d = beat.admitted("a").get(0);
         d.moveTo(Delivery.State.RUNNING);
 

@@ -430,7 +430,7 @@ class OutcomePolicyTest {
         assertThat(fresh().claimed(ClaimResult.IN_PROGRESS, 1).holdsClaim()).isFalse();
         assertThatThrownBy(() -> policy(StoreFailurePolicy.FAIL_CLOSED)
                 .decide(new DeliveryFacts(DeliveryFacts.Stage.CLAIMED, false, false, null, true, false, null, null,
-                        false, 0, null, true, 0, false))).isInstanceOf(IllegalArgumentException.class);
+                        false, 0, null, true, 0, false, false))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -106,6 +106,8 @@ final class Stages {
     final List<Outbound> sent = new CopyOnWriteArrayList<>();
     volatile SendFailedException sendFailure;
     final Sends sends;
+    /** The deliveries an ordered schedule parked, giving their place in the window back. */
+    final List<Delivery> slotsGivenBack = new CopyOnWriteArrayList<>();
     final Schedule schedule;
     Intake intake;
     Pipeline pipeline;
@@ -133,14 +135,17 @@ final class Stages {
         this.access = new StoreAccess(store, observer, time);
         this.gate = new StoreGate(access, StoreFailurePolicy.FAIL_CLOSED, ConsumerObserver.NOOP, time,
                 Duration.ofSeconds(1), Duration.ofSeconds(30), pauses::incrementAndGet, () -> { });
+        this.source = new FakeSource(deliveries.link);
+        this.schedule = spec.orderBy().isPresent()
+                ? new KeyOrder(source::stopping, time, spec.keyBacklog(), spec.parkedLimit(), slotsGivenBack::add)
+                : new ArrivalOrder(source::stopping, time);
         this.endings = new Endings(name, policy, access, gate, settlement, holds, time, endsScheduler,
-                confirmTimeout, stopping::get, 0);
+                confirmTimeout, stopping::get, 0, schedule::again);
         this.keys = new Keys(spec, null);
         this.claims = new StoreClaims(name, access, gate, observer, time, 0, keys.fingerprints());
         this.reader = new Reader(name, spec.address(), keys);
         this.verdicts = new Verdicts(spec, policy);
         this.runner = new Runner(name, spec.handler(), observer, time, broker, () -> 0.0, times);
-        this.source = new FakeSource(deliveries.link);
         this.sends = new Sends(name, messages -> {
             SendFailedException failure = sendFailure;
             if (failure != null) {
@@ -149,7 +154,6 @@ final class Stages {
             sent.addAll(messages);
             log.add("send " + messages.stream().map(Outbound::address).toList());
         }, null);
-        this.schedule = new ArrivalOrder(source::stopping, time);
         this.intake = new Intake(spec.concurrency(), spec.prefetch(), 1, source, times, time,
                 Intake.HORIZON.toNanos());
         this.pipeline = new Pipeline(spec, policy, settlement, holds, null, schedule, intake, reader, claims, runner,
@@ -175,13 +179,16 @@ final class Stages {
      * @return the next admitted delivery, or null once the subscription stops and nothing is admitted
      */
     Delivery next(HandlerSlot slot) {
+        List<Delivery> work = nextWork(slot);
+        return work == null ? null : work.get(0);
+    }
+
+    /** @return as {@link #next}, the work as the schedule handed it out (the list that identifies the run) */
+    List<Delivery> nextWork(HandlerSlot slot) {
         while (true) {
             List<Delivery> work = schedule.next();
-            if (work == null) {
-                return null;
-            }
-            if (work != Schedule.LEAD) {
-                return work.get(0);
+            if (work == null || work != Schedule.LEAD) {
+                return work;
             }
             pipeline.lead(slot);
         }
