@@ -88,9 +88,10 @@ final class Intake {
      * @param slot the leader's slot (it may be woken from {@code receive()} by a stop)
      * @param idle how many other threads wait for work
      * @param waiting how many admitted deliveries wait already
-     * @return what was taken, in order; empty if nothing (the subscription stops, or the receive failed)
+     * @param maxWaitNanos how long to wait for the first delivery, or 0 for as long as it takes
+     * @return what was taken, in order; empty if nothing (the subscription stops, the receive failed or timed out)
      */
-    List<Arrival> take(HandlerSlot slot, int idle, int waiting) {
+    List<Arrival> take(HandlerSlot slot, int idle, int waiting, long maxWaitNanos) {
         ReceiverLink link = links.awaitLink();
         if (link == null) {
             return List.of();
@@ -100,7 +101,8 @@ final class Intake {
         slot.receiving();
         try {
             if (!links.quiet()) {
-                amqp = link.receiver.receive();
+                amqp = maxWaitNanos > 0 ? link.receiver.receive(maxWaitNanos, java.util.concurrent.TimeUnit.NANOSECONDS)
+                        : link.receiver.receive();
             }
         } catch (ClientException e) {
             failure = e;

@@ -79,14 +79,20 @@ final class Pipeline {
 
         long horizonNanos = Intake.horizonNanos(beatNanos);
         HandlerTimes times = new HandlerTimes(horizonNanos); // until handlers are timed: one delivery per thread
-        Schedule schedule = spec.orderBy().isPresent()
-                ? new KeyOrder(links::stopping, ticker, spec.keyBacklog(), spec.parkedLimit(),
-                        d -> d.finish(allocator))
-                : new ArrivalOrder(links::stopping, ticker);
-        Intake intake = new Intake(spec.concurrency(), spec.prefetch(), 1, links, times, ticker, horizonNanos);
+        Schedule schedule;
+        if (spec.orderBy().isPresent()) {
+            schedule = new KeyOrder(links::stopping, ticker, spec.keyBacklog(), spec.parkedLimit(),
+                    d -> d.finish(allocator));
+        } else if (spec.batchHandler().isPresent()) {
+            schedule = new Batches(links::stopping, ticker, spec.batchSize(), spec.batchTime().toNanos());
+        } else {
+            schedule = new ArrivalOrder(links::stopping, ticker);
+        }
+        int minimum = spec.batchHandler().isPresent() ? spec.batchSize() : 1;
+        Intake intake = new Intake(spec.concurrency(), spec.prefetch(), minimum, links, times, ticker, horizonNanos);
         Reader reader = new Reader(name, spec.address(), keys);
         StoreClaims claims = new StoreClaims(name, store, gate, observer, ticker, beatNanos, keys.fingerprints());
-        Runner runner = new Runner(name, spec.handler(), observer, ticker, broker,
+        Runner runner = new Runner(name, spec.handler(), spec.batchHandler().orElse(null), observer, ticker, broker,
                 () -> ThreadLocalRandom.current().nextDouble(), times);
         Endings endings = new Endings(name, policy, store, gate, settlement, holds, ticker, control.scheduler(),
                 config.confirmTimeout(), links::quiet, beatNanos, schedule::again);
@@ -139,8 +145,10 @@ final class Pipeline {
         }
         slot.current = work;
         try {
-            for (Delivery d : work) {
-                run(d);                                 // 6. run, 7. send, 8. end the claim, 9. settle
+            if (runner.batches()) {
+                runBatch(work);                         // 6-9 for a batch: one handler call
+            } else {
+                run(work.get(0));                       // 6. run, 7. send, 8. end the claim, 9. settle
             }
         } finally {
             slot.current = null;
@@ -156,7 +164,8 @@ final class Pipeline {
     void lead(HandlerSlot slot) {
         List<Delivery> admitted = List.of();
         try {
-            List<Arrival> taken = intake.take(slot, schedule.idleThreads(), schedule.waitingHint()); // 1. take
+            List<Arrival> taken = intake.take(slot, schedule.idleThreads(), schedule.waitingHint(),
+                    schedule.leadNanos());                                                               // 1. take
             if (!taken.isEmpty()) {
                 schedule.admitting();
             }
@@ -289,6 +298,53 @@ final class Pipeline {
                 scope.close(settled ? verdict.outcome() : null, settled ? verdict.reason() : null);
             }
         }
+    }
+
+    /**
+     * Steps 6-9 for a batch handler's batch: decides each delivery again (what the policy settles without running goes
+     * on at once), runs the handler once for the rest, sends what each sent, and hands every verdict to the end stage
+     * together (one confirm call and one release call for the batch).
+     */
+    void runBatch(List<Delivery> batch) {
+        List<Delivery> runnable = new ArrayList<>(batch.size());
+        for (Delivery d : batch) {
+            try {
+                d.moveTo(Delivery.State.RUNNING);
+                Verdict v = decideAgain(d);
+                if (v.action() == Verdict.Action.RUN) {
+                    runnable.add(d);
+                    continue;
+                }
+                verdicts.log(d, v);
+                if (v == Verdict.DUPLICATE) {
+                    sends.duplicate(d);
+                }
+                endings.end(d, v, false);
+            } catch (RuntimeException | Error e) {
+                endings.failed(d, e);
+            }
+        }
+        if (!runnable.isEmpty()) {
+            try {
+                runner.runBatch(runnable);                                          // 6. run the handler, once
+            } catch (RuntimeException | Error e) {
+                for (Delivery d : runnable) {
+                    endings.failed(d, e);
+                }
+                runnable = List.of();
+            }
+        }
+        for (Delivery d : runnable) {
+            try {
+                d.facts = sends.send(d, d.facts);                                   // 7. send what each sent
+                Verdict v = verdicts.decide(d, d.facts);
+                verdicts.log(d, v);
+                endings.end(d, v, false);                                           // 8. end the claims together
+            } catch (RuntimeException | Error e) {
+                endings.failed(d, e);
+            }
+        }
+        endings.drive();                                                            // 9. ... and settle
     }
 
     /** What changed while the delivery waited for a thread; a key left to claim at start is claimed now. */

@@ -75,6 +75,24 @@ abstract class Schedule {
         return 0;
     }
 
+    /**
+     * Under the lock: how long the intake leader may wait for the client before the policy has work anyway (a batch
+     * that closes by time).
+     *
+     * @param now the ticker's time
+     * @return nanoseconds, or 0 to wait until a delivery arrives
+     */
+    long leadNanos(long now) {
+        return 0;
+    }
+
+    /** @return how long the intake leader may wait for the client now (see {@link #leadNanos}) */
+    final long leadNanos() {
+        synchronized (lock) {
+            return leadNanos(ticker.read());
+        }
+    }
+
     /** Under the lock: the work's deliveries are finished with (settled, or ending): the policy may free their key. */
     void finished(List<Delivery> work) {
     }

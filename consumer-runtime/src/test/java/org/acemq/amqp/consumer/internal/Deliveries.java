@@ -102,6 +102,9 @@ final class Deliveries {
                         case "receive":
                             receives.incrementAndGet();
                             try {
+                                if (args != null && args.length == 2) {
+                                    return queue.poll((Long) args[0], (java.util.concurrent.TimeUnit) args[1]);
+                                }
                                 return queue.take();
                             } catch (InterruptedException e) {
                                 throw new ClientException("receive interrupted", e);

@@ -136,16 +136,22 @@ final class Stages {
         this.gate = new StoreGate(access, StoreFailurePolicy.FAIL_CLOSED, ConsumerObserver.NOOP, time,
                 Duration.ofSeconds(1), Duration.ofSeconds(30), pauses::incrementAndGet, () -> { });
         this.source = new FakeSource(deliveries.link);
-        this.schedule = spec.orderBy().isPresent()
-                ? new KeyOrder(source::stopping, time, spec.keyBacklog(), spec.parkedLimit(), slotsGivenBack::add)
-                : new ArrivalOrder(source::stopping, time);
+        if (spec.orderBy().isPresent()) {
+            this.schedule = new KeyOrder(source::stopping, time, spec.keyBacklog(), spec.parkedLimit(),
+                    slotsGivenBack::add);
+        } else if (spec.batchHandler().isPresent()) {
+            this.schedule = new Batches(source::stopping, time, spec.batchSize(), spec.batchTime().toNanos());
+        } else {
+            this.schedule = new ArrivalOrder(source::stopping, time);
+        }
         this.endings = new Endings(name, policy, access, gate, settlement, holds, time, endsScheduler,
                 confirmTimeout, stopping::get, 0, schedule::again);
         this.keys = new Keys(spec, null);
         this.claims = new StoreClaims(name, access, gate, observer, time, 0, keys.fingerprints());
         this.reader = new Reader(name, spec.address(), keys);
         this.verdicts = new Verdicts(spec, policy);
-        this.runner = new Runner(name, spec.handler(), observer, time, broker, () -> 0.0, times);
+        this.runner = new Runner(name, spec.handler(), spec.batchHandler().orElse(null), observer, time, broker,
+                () -> 0.0, times);
         this.sends = new Sends(name, messages -> {
             SendFailedException failure = sendFailure;
             if (failure != null) {
@@ -154,7 +160,7 @@ final class Stages {
             sent.addAll(messages);
             log.add("send " + messages.stream().map(Outbound::address).toList());
         }, null);
-        this.intake = new Intake(spec.concurrency(), spec.prefetch(), 1, source, times, time,
+        this.intake = new Intake(spec.concurrency(), spec.prefetch(), minimum(spec), source, times, time,
                 Intake.HORIZON.toNanos());
         this.pipeline = new Pipeline(spec, policy, settlement, holds, null, schedule, intake, reader, claims, runner,
                 sends, endings, gate, () -> stopping.get() || source.quiet(), () -> deliveries.link);
@@ -166,7 +172,8 @@ final class Stages {
      * @param averageNanos the handlers' average run time
      */
     void handlerTime(long averageNanos) {
-        intake = new Intake(spec.concurrency(), spec.prefetch(), 1, source, new HandlerTimes(averageNanos), time,
+        intake = new Intake(spec.concurrency(), spec.prefetch(), minimum(spec), source, new HandlerTimes(averageNanos),
+                time,
                 Intake.HORIZON.toNanos());
         pipeline = new Pipeline(spec, policy, settlement, holds, null, schedule, intake, reader, claims, runner,
                 sends, endings, gate, () -> stopping.get() || source.quiet(), () -> deliveries.link);
@@ -192,6 +199,10 @@ final class Stages {
             }
             pipeline.lead(slot);
         }
+    }
+
+    private static int minimum(Subscription spec) {
+        return spec.batchHandler().isPresent() ? spec.batchSize() : 1;
     }
 
     /** @return a delivery of this message, read (as the read stage leaves it: {@link Delivery.State#RECEIVED}) */
