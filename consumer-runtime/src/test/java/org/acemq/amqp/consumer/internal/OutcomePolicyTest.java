@@ -157,6 +157,14 @@ class OutcomePolicyTest {
                         p -> p.decide(claimed(2).handled(new IllegalStateException(), false, 1.0))),
                         List.of(Verdict.later(Outcome.MODIFIED, SettleReason.FAILED, Duration.ofMillis(100)),
                                 Verdict.later(Outcome.RELEASED, SettleReason.FAILED, Duration.ofMillis(100)))),
+                new Row("an ordered subscription's handler threw anything else, attempts left (`orderBy`)", List.of(
+                        p -> p.decide(DeliveryFacts.received(false, null, true, false, true)
+                                .claimed(ClaimResult.CLAIMED, 1).handled(new IllegalStateException(), true, 0.0)),
+                        p -> p.whenSent(p.decide(DeliveryFacts.received(false, null, true, false, true)
+                                .claimed(ClaimResult.CLAIMED, 1).handled(new IllegalStateException(), true, 0.0)),
+                                false)),
+                        List.of(Verdict.retry(Outcome.MODIFIED, Duration.ofMillis(100)),
+                                Verdict.retry(Outcome.MODIFIED, Duration.ofMillis(100)))),
                 row("handler threw on the attempt that reaches `maxAttempts`",
                         p -> p.decide(claimed(MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0)),
                         rejected(SettleReason.POISON, "acemq:max-attempts-exceeded")),
@@ -259,6 +267,26 @@ class OutcomePolicyTest {
             }
             assertThat(actual.delay()).as("delay").isEqualTo(expected.delay());
         }
+    }
+
+    @Test
+    void anOrderedRetryIsNotRetriedWhileTheConsumerStopsButGoesBackAsAnyFailure() {
+        OutcomePolicy p = policy(StoreFailurePolicy.FAIL_CLOSED);
+        Verdict retry = p.decide(DeliveryFacts.received(false, null, true, false, true)
+                .claimed(ClaimResult.CLAIMED, 1).handled(new IllegalStateException(), true, 0.0));
+        assertThat(retry.action()).isEqualTo(Verdict.Action.RETRY);
+        assertThat(p.confirms(retry)).as("its claim is released before the retry").isFalse();
+
+        Verdict stopping = p.whenSent(retry, true);
+        assertThat(stopping.settles()).isTrue();
+        assertThat(stopping.outcome()).isEqualTo(Outcome.MODIFIED);
+        assertThat(stopping.reason()).isEqualTo(SettleReason.FAILED);
+        assertThat(stopping.delay()).isZero();
+
+        Verdict last = p.decide(DeliveryFacts.received(false, null, true, false, true)
+                .claimed(ClaimResult.CLAIMED, MAX_ATTEMPTS).handled(new IllegalStateException("x"), true, 0.0));
+        assertThat(last.reason()).as("out of attempts: rejected as for any subscription").isEqualTo(
+                SettleReason.POISON);
     }
 
     @Test
