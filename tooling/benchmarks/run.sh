@@ -7,6 +7,9 @@
 #   tooling/benchmarks/run.sh micro      # store micro-benchmarks only
 #   tooling/benchmarks/run.sh sustained  # 1,000,000 messages, JDBC store defaults on durable PostgreSQL, purge running,
 #                                #   msg/s per 100,000 -> tooling/benchmarks/target/sustained-results.md, sustained.png
+#   tooling/benchmarks/run.sh ordered    # ordered per key against unordered (1,000 keys x 20, concurrency 16, 0-5 ms
+#                                #   handler, 10 % transient failures) and a hot key with half the traffic
+#                                #   -> tooling/benchmarks/target/ordered-results.md (--rounds, --keys, --parked-limits)
 # Short runs:
 #   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
 #   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer

@@ -362,6 +362,7 @@ public final class AmqpTestClient implements AutoCloseable {
         private final Map<String, Object> properties = new LinkedHashMap<>();
         private final Map<String, Object> annotations = new LinkedHashMap<>();
         private Object correlationId;
+        private String groupId;
         private boolean durable = true;
 
         private MessageSpec(Object messageId, Object body) {
@@ -401,6 +402,17 @@ public final class AmqpTestClient implements AutoCloseable {
          */
         public MessageSpec correlationId(Object correlationId) {
             this.correlationId = correlationId;
+            return this;
+        }
+
+        /**
+         * Sets the properties' group-id (Artemis message groups; the runtime's {@code KeySource.groupId()}).
+         *
+         * @param groupId the group, or null for none
+         * @return this spec
+         */
+        public MessageSpec groupId(String groupId) {
+            this.groupId = groupId;
             return this;
         }
 
@@ -464,13 +476,17 @@ public final class AmqpTestClient implements AutoCloseable {
             if (correlationId != null) {
                 m.correlationId(correlationId);
             }
+            if (groupId != null) {
+                m.groupId(groupId);
+            }
             return m;
         }
 
         @Override
         public String toString() {
             return "MessageSpec[id=" + messageId + ", body=" + body + ", properties=" + properties
-                    + ", annotations=" + annotations + ", durable=" + durable + "]";
+                    + ", annotations=" + annotations + (groupId == null ? "" : ", groupId=" + groupId) + ", durable=" + durable
+                    + "]";
         }
     }
 

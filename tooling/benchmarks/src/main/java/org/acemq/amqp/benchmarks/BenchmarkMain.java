@@ -22,7 +22,8 @@ import org.acemq.amqp.benchmarks.e2e.FingerprintCost;
  * micro-benchmarks (JMH tryClaim/confirm at 1 and 4 threads for both stores, heap bytes per remembered id), each in
  * its own JVM, and prints a table; {@code all} runs both and writes both tables to one file; {@code fingerprint}
  * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code sustained} runs 1,000,000
- * messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres}).
+ * messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres}); {@code ordered}
+ * runs the ordered processing mode against the concurrent one, and a hot key ({@code OrderedBenchmark}).
  */
 public final class BenchmarkMain {
 
@@ -41,6 +42,7 @@ public final class BenchmarkMain {
             case "e2e" -> EndToEndBenchmark.main(rest);
             case "fingerprint" -> FingerprintCost.main(rest);
             case "sustained" -> org.acemq.amqp.benchmarks.e2e.SustainedPostgres.main(rest);
+            case "ordered" -> org.acemq.amqp.benchmarks.e2e.OrderedBenchmark.main(rest);
             case "micro" -> {
                 String table = micro(rest);
                 System.out.println(table);
@@ -66,7 +68,7 @@ public final class BenchmarkMain {
                 System.out.println(all);
             }
             default -> {
-                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|sustained [options]");
+                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|sustained|ordered [options]");
                 System.exit(2);
             }
         }

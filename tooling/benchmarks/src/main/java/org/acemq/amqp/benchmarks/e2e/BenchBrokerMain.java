@@ -8,8 +8,11 @@ import org.apache.activemq.artemis.core.config.Configuration;
  * settings it really runs with, read back from the started server, before {@code READY port=N}.
  *
  * <pre>
- * java -Djava.io.tmpdir=DIR -cp acemq-benchmarks.jar org.acemq.amqp.benchmarks.e2e.BenchBrokerMain true|false
+ * java -Djava.io.tmpdir=DIR -cp acemq-benchmarks.jar org.acemq.amqp.benchmarks.e2e.BenchBrokerMain true|false [N]
  * </pre>
+ *
+ * {@code N}: the broker's delivery attempts before it dead-letters a message (default: {@link EmbeddedArtemis}'s);
+ * a run whose handlers fail on purpose sets it above the subscription's own limit.
  *
  * The journal goes to a new directory under {@code java.io.tmpdir}, deleted when the broker stops (SIGTERM), so the
  * harness chooses the disk with {@code -Djava.io.tmpdir}. Stdout: one {@code CONFIG ...} line, then
@@ -21,16 +24,21 @@ public final class BenchBrokerMain {
     }
 
     /**
-     * @param args {@code true} for a persistent journal, {@code false} for memory only
+     * @param args {@code true} for a persistent journal, {@code false} for memory only; then, optionally, the
+     *     broker's delivery attempts
      * @throws InterruptedException if interrupted while running
      */
     public static void main(String[] args) throws InterruptedException {
-        if (args.length != 1 || !(args[0].equals("true") || args[0].equals("false"))) {
-            System.err.println("usage: BenchBrokerMain true|false   (persistent journal or not)");
+        if (args.length < 1 || args.length > 2 || !(args[0].equals("true") || args[0].equals("false"))) {
+            System.err.println("usage: BenchBrokerMain true|false [maxDeliveryAttempts]   (persistent journal or not)");
             System.exit(2);
             return;
         }
-        EmbeddedArtemis broker = EmbeddedArtemis.builder().persistent(Boolean.parseBoolean(args[0])).build();
+        EmbeddedArtemis.Builder builder = EmbeddedArtemis.builder().persistent(Boolean.parseBoolean(args[0]));
+        if (args.length == 2) {
+            builder.maxDeliveryAttempts(Integer.parseInt(args[1]));
+        }
+        EmbeddedArtemis broker = builder.build();
         // SIGTERM runs the hook, which stops the broker (and deletes its temporary journal) before the JVM exits
         Runtime.getRuntime().addShutdownHook(new Thread(broker::close, "bench-broker-shutdown"));
         broker.start();

@@ -214,6 +214,18 @@ public final class BenchEnv {
          * @throws IOException if it does not start
          */
         public static Broker start(boolean persistent, List<String> jvmArgs, Path dataParent) throws IOException {
+            return start(persistent, jvmArgs, dataParent, 0);
+        }
+
+        /**
+         * As {@link #start(boolean, List, Path)}, with the broker's delivery attempts before it dead-letters a message.
+         *
+         * @param maxDeliveryAttempts the broker's limit, or 0 for its default
+         * @return the running broker
+         * @throws IOException if it does not start
+         */
+        public static Broker start(boolean persistent, List<String> jvmArgs, Path dataParent, int maxDeliveryAttempts)
+                throws IOException {
             Files.createDirectories(dataParent);
             List<String> cmd = new ArrayList<>();
             cmd.add(javaCommand());
@@ -224,6 +236,9 @@ public final class BenchEnv {
             cmd.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
             cmd.add(BenchBrokerMain.class.getName());
             cmd.add(Boolean.toString(persistent));
+            if (maxDeliveryAttempts != 0) {
+                cmd.add(Integer.toString(maxDeliveryAttempts));
+            }
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
             Process p = pb.start();
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
