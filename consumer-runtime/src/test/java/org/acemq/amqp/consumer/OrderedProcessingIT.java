@@ -89,16 +89,31 @@ class OrderedProcessingIT extends ArtemisTestBase {
         return Integer.parseInt(id.substring(id.lastIndexOf('-') + 1));
     }
 
-    /** Message {@code key-seq} for seq 0..perKey-1 of every key, round-robin over the keys (per-key sequence order). */
+    /**
+     * Message {@code key-seq} for seq 0..perKey-1 of every key, each key's in sequence, the keys merged at random
+     * (seeded): a key's next message is usually far behind its previous one, and sometimes right behind it, within one
+     * window, where an unordered consumer would run both at once.
+     */
     static List<MessageSpec> interleaved(int keys, int perKey, Function<Integer, String> keyName,
                                          boolean groupId) {
+        java.util.Random random = new java.util.Random(20_000L + keys * 31L + perKey);
+        int[] next = new int[keys];
+        List<Integer> open = new ArrayList<>(keys);
+        for (int k = 0; k < keys; k++) {
+            open.add(k);
+        }
         List<MessageSpec> out = new ArrayList<>(keys * perKey);
-        for (int s = 0; s < perKey; s++) {
-            for (int k = 0; k < keys; k++) {
-                String key = keyName.apply(k);
-                MessageSpec m = AmqpTestClient.message(key + "-" + s, "update " + s + " of " + key);
-                out.add(groupId ? m.groupId(key) : m.property("account", key));
+        while (!open.isEmpty()) {
+            int i = random.nextInt(open.size());
+            int k = open.get(i);
+            int s = next[k]++;
+            if (next[k] == perKey) {
+                open.set(i, open.get(open.size() - 1));
+                open.remove(open.size() - 1);
             }
+            String key = keyName.apply(k);
+            MessageSpec m = AmqpTestClient.message(key + "-" + s, "update " + s + " of " + key);
+            out.add(groupId ? m.groupId(key) : m.property("account", key));
         }
         return out;
     }

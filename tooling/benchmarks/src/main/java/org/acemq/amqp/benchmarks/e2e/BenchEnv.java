@@ -244,8 +244,13 @@ public final class BenchEnv {
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             String config = "";
             String line = out.readLine();
-            if (line != null && line.startsWith("CONFIG ")) {
-                config = line.substring("CONFIG ".length()).trim();
+            // the broker may log before it is ready (Artemis's critical analyzer warns on a loaded box): skip that
+            for (int skipped = 0; line != null && !line.startsWith("READY port=") && skipped < 100; skipped++) {
+                if (line.startsWith("CONFIG ")) {
+                    config = line.substring("CONFIG ".length()).trim();
+                } else {
+                    System.err.println("broker: " + line);
+                }
                 line = out.readLine();
             }
             if (line == null || !line.startsWith("READY port=")) {

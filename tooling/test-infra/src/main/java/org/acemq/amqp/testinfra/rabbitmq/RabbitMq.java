@@ -128,6 +128,19 @@ public final class RabbitMq {
      * @throws IllegalArgumentException if the name is not covered by the dead-letter policy
      */
     public void declareQueue(String queue) {
+        declareQueue(queue, Map.of());
+    }
+
+    /**
+     * As {@link #declareQueue(String)}, with queue arguments, which only a declaration can set (policies cannot): for
+     * example {@code x-single-active-consumer}. The AMQP 1.0 plugin cannot declare queues with arguments, so this
+     * goes over AMQP 0-9-1, as an operator's set-up would.
+     *
+     * @param queue the queue name; must start with {@code interop.}
+     * @param arguments the queue's arguments
+     * @throws IllegalArgumentException if the name is not covered by the dead-letter policy
+     */
+    public void declareQueue(String queue, Map<String, Object> arguments) {
         if (!queue.startsWith(DeadLettering.QUEUE_PREFIX)) {
             throw new IllegalArgumentException("queue must start with '" + DeadLettering.QUEUE_PREFIX
                     + "' (the dead-letter policy covers only those), but was '" + queue + "'");
@@ -136,7 +149,7 @@ public final class RabbitMq {
         withChannel(ch -> {
             ch.queueDeclare(dlq, true, false, false, Map.of());
             ch.queueBind(dlq, DeadLettering.EXCHANGE, queue);
-            ch.queueDeclare(queue, true, false, false, Map.of());
+            ch.queueDeclare(queue, true, false, false, arguments);
             return null;
         });
     }
