@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -514,6 +515,66 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             return TransactionalConfirm.ALREADY_CONFIRMED;
         }
         return wonHeld[1] && claim.claimed() ? TransactionalConfirm.CONFIRMED : TransactionalConfirm.CONFIRMED_LEASE_LOST;
+    }
+
+    /**
+     * For {@link JdbcTransactionalBatchHandler}, in the caller's open transaction on {@code connection}, before the
+     * batch's work: locks the rows of {@code messageIds} that exist, in id order, until the caller ends the
+     * transaction, so that no other owner confirms (or claims) one of them meanwhile, and tells which are confirmed
+     * already: the work must not run for those. Nothing is committed or rolled back here.
+     *
+     * @param connection a connection with auto-commit off, inside the caller's transaction
+     * @param messageIds the batch's ids, distinct
+     * @return those among them already confirmed
+     * @throws SQLException as the driver throws it; the caller then rolls back
+     */
+    Set<String> lockInTransaction(Connection connection, List<String> messageIds) throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        requireTransaction(connection, "lockInTransaction");
+        String[] ids = new String[messageIds.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = MessageIds.requireValid(messageIds.get(i));
+        }
+        Arrays.sort(ids);
+        return sql(connection).lockInTransaction(connection, ids);
+    }
+
+    /**
+     * {@link #confirmInTransaction} for many claims, with one statement where the dialect allows (PostgreSQL; one per
+     * claim on MariaDB / MySQL and H2), in the caller's open transaction. Nothing is committed or rolled back here.
+     *
+     * @param connection a connection with auto-commit off, inside the caller's transaction
+     * @param claims claims of distinct ids (owner: this store's)
+     * @return per id, what {@link #confirmInTransaction} would have found
+     * @throws SQLException as the driver throws it; the caller then rolls back
+     */
+    Map<String, TransactionalConfirm> confirmAllInTransaction(Connection connection, List<Claim> claims)
+            throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        requireTransaction(connection, "confirmAllInTransaction");
+        List<Claim> sorted = new ArrayList<>(claims);
+        for (Claim c : sorted) {
+            MessageIds.requireValid(Objects.requireNonNull(c, "claim must not be null").messageId());
+        }
+        sorted.sort(java.util.Comparator.comparing(Claim::messageId));
+        Map<String, TransactionalConfirm> out = new java.util.HashMap<>();
+        if (sorted.isEmpty()) {
+            return out;
+        }
+        Map<String, boolean[]> answers = sql(connection).confirmAllInTransaction(connection, sorted, owner);
+        for (Claim c : sorted) {
+            boolean[] wonHeld = answers.get(c.messageId());
+            out.put(c.messageId(), !wonHeld[0] ? TransactionalConfirm.ALREADY_CONFIRMED
+                    : wonHeld[1] && c.claimed() ? TransactionalConfirm.CONFIRMED
+                    : TransactionalConfirm.CONFIRMED_LEASE_LOST);
+        }
+        return out;
+    }
+
+    private static void requireTransaction(Connection connection, String what) throws SQLException {
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException(what + " needs a connection with auto-commit off");
+        }
     }
 
     @Override

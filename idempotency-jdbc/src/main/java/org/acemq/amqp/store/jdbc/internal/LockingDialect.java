@@ -59,6 +59,7 @@ abstract class LockingDialect implements StoreDialect {
     private final String confirmLocked;
     private final String lockForTransaction;
     private final String confirmInTransaction;
+    private final String lockInTransaction;
     private final String insertInTransaction;
     private final String renew;
     private final String releaseOwned;
@@ -109,6 +110,9 @@ abstract class LockingDialect implements StoreDialect {
         this.lockForTransaction = "SELECT CASE WHEN state = 0 AND owner = ? AND attempts = ? AND lease_until > " + now
                 + " THEN 1 ELSE 0 END,\n       CASE WHEN state = 1 AND expires_at > " + now + " THEN 1 ELSE 0 END\n"
                 + "  FROM " + t + " WHERE id = ? FOR UPDATE";
+        // In the caller's transaction (a batch's, before its work). Parameters: 1 id. Whether the locked row is confirmed.
+        this.lockInTransaction = "SELECT CASE WHEN state = 1 AND expires_at > " + now + " THEN 1 ELSE 0 END FROM " + t
+                + " WHERE id = ? FOR UPDATE";
         // Parameters: 1 attempts for a forgotten row, 2 owner, 3 id. Keeps owner and attempt as the marker of a
         // transactional confirm, as on PostgreSQL.
         this.confirmInTransaction = "UPDATE " + t + " SET attempts = CASE WHEN expires_at <= " + now
@@ -320,6 +324,16 @@ abstract class LockingDialect implements StoreDialect {
                 if (!isDuplicateKey(e) || attempt >= 3) {
                     throw e;
                 }
+            }
+        }
+    }
+
+    @Override
+    public boolean lockOneInTransaction(Connection c, String id) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(lockInTransaction)) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getInt(1) == 1;
             }
         }
     }

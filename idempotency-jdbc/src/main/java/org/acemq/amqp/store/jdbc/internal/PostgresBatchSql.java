@@ -45,6 +45,16 @@ public final class PostgresBatchSql {
      * different attempts), 3 owner. Returns (id, attempts) of every released row.
      */
     public final String releaseClaims;
+    /**
+     * In the caller's transaction. Parameters: 1 text[] distinct ids. Locks each existing row in the order of the
+     * (sorted) array and returns (id, confirmed) for each.
+     */
+    public final String lockInTransaction;
+    /**
+     * In the caller's transaction. Parameters: 1 text[] distinct ids, 2 int[] attempts (same length), 3 owner, 4 owner.
+     * Returns (id, won, held) for every id, exactly as {@link PostgresSql#confirmInTransaction} answers per id.
+     */
+    public final String confirmInTransaction;
 
     /**
      * @param table the validated table name
@@ -113,6 +123,37 @@ public final class PostgresBatchSql {
                 + "  " + confirmConflict + "\n"
                 + "   WHERE NOT (t.state = 1 AND t.owner IS NOT NULL AND t.expires_at > now()))\n"
                 + "SELECT p.id FROM prior p WHERE p.held";
+
+        // statement_timestamp(), not now(), as PostgresSql.confirmInTransaction: now() is the start of the caller's
+        // transaction, which may have begun long before (the batch's own work runs in it)
+        String ts = "statement_timestamp()";
+        this.lockInTransaction = "SELECT p.id, p.confirmed FROM unnest(?::text[]) AS r(id) CROSS JOIN LATERAL (\n"
+                + "  SELECT t.id, (t.state = 1 AND t.expires_at > " + ts + ") AS confirmed\n"
+                + "    FROM " + t + " t WHERE t.id = r.id OFFSET 0 FOR UPDATE) p";
+
+        // As PostgresSql.confirmInTransaction, per id: "prior" locks each existing row (in the order of the sorted
+        // array) and tells whether the claim still held its live lease; the upsert records completion unless the
+        // row is confirmed already (then that id is not won), keeping owner and attempt as the marker of a
+        // transactional confirm.
+        this.confirmInTransaction = "WITH req AS (SELECT r.id, r.attempt FROM unnest(?::text[], ?::int[]) AS r(id, attempt)),\n"
+                + "prior AS (\n"
+                + "  SELECT p.id, p.held FROM req r CROSS JOIN LATERAL (\n"
+                + "    SELECT t.id, (t.state = 0 AND t.owner = ?::uuid AND t.attempts = r.attempt"
+                + " AND t.lease_until > " + ts + ") AS held\n"
+                + "      FROM " + t + " t WHERE t.id = r.id OFFSET 0 FOR UPDATE) p),\n"
+                + "confirmed AS (\n"
+                + "  " + columns
+                + "  SELECT r.id, 1, ?::uuid, r.attempt, NULL::timestamptz, " + ts + " + " + retentionIv + "\n"
+                + "    FROM req r, (SELECT count(*) FROM prior) AS prior_first ORDER BY r.id\n"
+                + "  ON CONFLICT (id) DO UPDATE\n"
+                + "     SET state = 1, owner = excluded.owner, lease_until = NULL, expires_at = excluded.expires_at,\n"
+                + "         attempts = CASE WHEN t.expires_at <= " + ts + " THEN excluded.attempts ELSE t.attempts END,\n"
+                + "         fingerprint = CASE WHEN t.expires_at <= " + ts + " THEN NULL ELSE t.fingerprint END\n"
+                + "   WHERE NOT (t.state = 1 AND t.expires_at > " + ts + ")\n"
+                + "  RETURNING t.id)\n"
+                + "SELECT r.id, EXISTS (SELECT 1 FROM confirmed c WHERE c.id = r.id),\n"
+                + "       coalesce((SELECT p.held FROM prior p WHERE p.id = r.id), false)\n"
+                + "  FROM req r";
 
         this.releaseClaims = "WITH req AS (SELECT r.id, r.attempt FROM unnest(?::text[], ?::int[]) AS r(id, attempt)),\n"
                 + "target AS (\n"

@@ -144,6 +144,55 @@ public final class PostgresDialect implements StoreDialect {
     }
 
     @Override
+    public Set<String> lockInTransaction(Connection c, String[] ids) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(batch.lockInTransaction)) {
+            ps.setArray(1, c.createArrayOf("text", ids));
+            Set<String> confirmed = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getBoolean(2)) {
+                        confirmed.add(rs.getString(1));
+                    }
+                }
+            }
+            return confirmed;
+        }
+    }
+
+    @Override
+    public boolean lockOneInTransaction(Connection c, String id) throws SQLException {
+        return lockInTransaction(c, new String[] {id}).contains(id);
+    }
+
+    @Override
+    public Map<String, boolean[]> confirmAllInTransaction(Connection c, List<Claim> claims, UUID owner)
+            throws SQLException {
+        String[] ids = new String[claims.size()];
+        Integer[] attempts = new Integer[claims.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = claims.get(i).messageId();
+            attempts[i] = claims.get(i).attempt();
+        }
+        try (PreparedStatement ps = c.prepareStatement(batch.confirmInTransaction)) {
+            ps.setArray(1, c.createArrayOf("text", ids));
+            ps.setArray(2, c.createArrayOf("int4", attempts));
+            ps.setObject(3, owner);
+            ps.setObject(4, owner);
+            Map<String, boolean[]> out = new HashMap<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.put(rs.getString(1), new boolean[] {rs.getBoolean(2), rs.getBoolean(3)});
+                }
+            }
+            if (out.size() != ids.length) {
+                throw new SQLException("confirmAllInTransaction answered for " + out.size() + " of " + ids.length
+                        + " ids");
+            }
+            return out;
+        }
+    }
+
+    @Override
     public boolean renew(Connection c, Claim claim, UUID owner) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql.renew)) {
             ps.setString(1, claim.messageId());

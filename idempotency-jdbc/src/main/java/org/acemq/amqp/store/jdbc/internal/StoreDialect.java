@@ -56,6 +56,48 @@ public interface StoreDialect {
      */
     boolean[] confirmInTransaction(Connection c, Claim claim, UUID owner) throws SQLException;
 
+    /**
+     * Runs in the caller's transaction ({@code c} has auto-commit off); never commits or rolls back. Locks the rows of
+     * {@code ids} that exist, in id order, until the caller's transaction ends (a concurrent confirm or claim of one of
+     * them waits for it), and tells which are confirmed already. By default one statement per id; a dialect may do it
+     * in one.
+     *
+     * @param ids distinct ids, sorted
+     * @return the ids among them that are confirmed (and not forgotten)
+     */
+    default Set<String> lockInTransaction(Connection c, String[] ids) throws SQLException {
+        Set<String> confirmed = new java.util.HashSet<>();
+        for (String id : ids) {
+            if (lockOneInTransaction(c, id)) {
+                confirmed.add(id);
+            }
+        }
+        return confirmed;
+    }
+
+    /**
+     * One id of {@link #lockInTransaction}.
+     *
+     * @return whether the id is confirmed (and not forgotten)
+     */
+    boolean lockOneInTransaction(Connection c, String id) throws SQLException;
+
+    /**
+     * {@link #confirmInTransaction} for many claims, in the caller's transaction. By default one call per claim; a
+     * dialect may do it in one statement.
+     *
+     * @param claims claims of distinct ids, sorted by id
+     * @return per id, [won, held] as {@link #confirmInTransaction} answers
+     */
+    default Map<String, boolean[]> confirmAllInTransaction(Connection c, List<Claim> claims, UUID owner)
+            throws SQLException {
+        Map<String, boolean[]> out = new java.util.HashMap<>();
+        for (Claim claim : claims) {
+            out.put(claim.messageId(), confirmInTransaction(c, claim, owner));
+        }
+        return out;
+    }
+
     /** @return whether the lease the claim names was extended */
     boolean renew(Connection c, Claim claim, UUID owner) throws SQLException;
 
