@@ -61,7 +61,10 @@ final class Delivery {
     DeliveryScope scope;
     /** Another delivery of the same intake batch has the same key: this one is claimed when a thread starts it. */
     boolean claimAtStart;
-    /** It will run again in place (an ordered subscription's retry): its ordering key stays taken meanwhile. */
+    /**
+     * It will run again in place (an ordered subscription's retry): its ordering key stays taken meanwhile. Cleared by
+     * the schedule, under its lock, when the delivery goes back in ({@link Schedule#again}).
+     */
     volatile boolean retryPending;
     /** It holds no place in the window: an ordering key's delivery beyond the key's backlog. */
     boolean parked;
@@ -132,7 +135,6 @@ final class Delivery {
      */
     void again() {
         moveTo(State.ADMITTED);
-        retryPending = false;
         verdict = null;
         completed = false;
         sent = false;

@@ -189,9 +189,14 @@ abstract class Schedule {
         }
     }
 
-    /** A delivery goes back into the schedule to run again (ordered retry), ahead of the later ones of its key. */
+    /**
+     * A delivery goes back into the schedule to run again (ordered retry), ahead of the later ones of its key. Its
+     * {@code retryPending} is cleared here, under the lock, not before: until then the thread that ran it may still
+     * report its run {@link #done}, which must not free the key it keeps.
+     */
     final void again(Delivery d) {
         synchronized (lock) {
+            d.retryPending = false;
             offerAgain(d);
             waitingCount = waiting();
             lock.notify();

@@ -149,6 +149,34 @@ class KeyOrderTest {
         assertThat(s.memory.attempts(s.key("a:1"))).as("the store counted both attempts").isEqualTo(2);
     }
 
+    /**
+     * The retry's back-off ends on the scheduler's thread while the thread that ran the first attempt has not yet
+     * reported it done: the delivery is already made ready to run again ({@link Delivery#again}) when {@code done}
+     * comes. That report must not free the key, or the key's next delivery would run beside the retry.
+     */
+    @Test
+    void aRetryDueBeforeItsFirstRunIsReportedDoneKeepsItsKey() {
+        Stages s = ordered(4, 100);
+        failOnce.add("a:1");
+        queued("a:1", "a:2");
+        List<Delivery> a1 = s.nextWork(slot);
+        s.pipeline.run(a1.get(0));
+        assertThat(a1.get(0).state()).isEqualTo(Delivery.State.HELD);
+
+        // what the hold does when its back-off is over, with the first run's done() arriving in between
+        a1.get(0).again();
+        s.schedule.done(a1);
+        s.schedule.again(a1.get(0));
+
+        List<Delivery> retry = poll(s);
+        assertThat(id(retry)).isEqualTo("a:1");
+        assertThat(poll(s)).as("a:2 waits for a:1's retry").isNull();
+        s.pipeline.run(retry.get(0));
+        s.schedule.done(retry);
+        assertThat(id(poll(s))).isEqualTo("a:2");
+        assertThat(poll(s)).isNull();
+    }
+
     @Test
     void aPermanentFailureIsRejectedAndFreesItsKey() {
         Stages s = ordered(4, 100);
