@@ -79,6 +79,8 @@ final class Delivery {
 
     // ---- handed to the end stage: the verdict whose claim is ended (confirm or release) before it is settled
     volatile Verdict verdict;
+    /** A retry in place decided for this run: its hold starts once the run is marked completed (the end stage). */
+    Verdict retryVerdict;
     /** The next delivery waiting for its claim to end (a stack, so that handing one over allocates nothing). */
     Delivery nextPending;
     /** Whether its outcome was sent, enlisted or scheduled (false: abandoned); valid once {@link #completed}. */

@@ -99,7 +99,7 @@ final class Endings {
             if (!d.dispatched.isEmpty()) {
                 markDispatched(d.dispatched);
             }
-            d.completed(settle(d, verdict));
+            completed(d, settle(d, verdict));
             return false;
         }
         d.moveTo(Delivery.State.ENDING);
@@ -244,7 +244,21 @@ final class Endings {
         } catch (RuntimeException | Error e) {
             LOG.error("Subscription '{}': a delivery could not be settled", name, e);
         } finally {
-            d.completed(sent);
+            completed(d, sent);
+        }
+    }
+
+    /**
+     * Marks the delivery's run completed (its claim ended, its outcome sent or arranged), then starts the hold of a
+     * retry in place decided for it ({@link #settle}). Not the other way round: a hold that ends at once would make the
+     * delivery run again, and this run's completion would then be taken for the next run's.
+     */
+    private void completed(Delivery d, boolean sent) {
+        Verdict retry = d.retryVerdict;
+        d.retryVerdict = null;
+        d.completed(sent);
+        if (retry != null) {
+            holds.hold(d, retry.delay(), () -> runAgain(d, retry));
         }
     }
 
@@ -379,14 +393,15 @@ final class Endings {
      * the hold: {@link OutcomePolicy#whenSent}).
      *
      * @param d a delivery whose claim, if it held one, has ended
-     * @param decided a SETTLE verdict
+     * @param decided a SETTLE verdict, or a RETRY verdict from the end stage itself (then its hold starts when the
+     *     run is marked completed)
      * @return whether it was sent, enlisted or scheduled (false: abandoned, its link is gone)
      */
     boolean settle(Delivery d, Verdict decided) {
         Verdict verdict = policy.whenSent(decided, stopping.getAsBoolean());
         if (verdict.action() == Verdict.Action.RETRY) {
             d.moveTo(Delivery.State.HELD);
-            holds.hold(d, verdict.delay(), () -> runAgain(d, verdict));
+            d.retryVerdict = verdict; // held once this run is marked completed (completed(Delivery, boolean))
             return true;
         }
         if (!verdict.delay().isZero()) {

@@ -151,4 +151,31 @@ class EndingsTest {
                 "settle [orders|s:c] RELEASED/FAILED");
         assertThat(ds).allMatch(d -> d.completed && d.state() == Delivery.State.SETTLED);
     }
+
+    /**
+     * A retry in place whose back-off ends at once (a scheduler that runs it straight away, as a loaded scheduler
+     * thread may): the delivery is back in the schedule, to run again, before the end stage returns. The first run's
+     * completion must not be taken for the next run's: that run has not completed.
+     */
+    @Test
+    void aRetryInPlaceThatIsDueAtOnceStartsItsNextRunUncompleted() {
+        List<Delivery> retried = new java.util.ArrayList<>();
+        org.acemq.amqp.consumer.Scheduler atOnce = (task, delay) -> {
+            task.run();
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        };
+        Endings ending = new Endings("orders", s.policy, s.access, s.gate, s.settlement, new Holds(atOnce), s.time,
+                s.endsScheduler, Duration.ofSeconds(1), s.stopping::get, 0, retried::add);
+        Delivery d = running("a").get(0);
+        d.retryPending = true;
+
+        ending.end(d, Verdict.retry(Outcome.MODIFIED, Duration.ZERO), true);
+
+        assertThat(retried).as("back in the schedule").containsExactly(d);
+        assertThat(s.log).containsExactly("release [orders|s:a]");
+        assertThat(d.state()).isEqualTo(Delivery.State.ADMITTED);
+        assertThat(d.completed).as("its next run has not completed").isFalse();
+        assertThat(d.sent).isFalse();
+        assertThat(d.claimAtStart).as("claimed again when it starts").isTrue();
+    }
 }
