@@ -17,12 +17,13 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Collectors;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.KeySource;
+import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.testinfra.rabbitmq.RabbitMq;
@@ -40,10 +41,14 @@ import org.junit.jupiter.api.Timeout;
  *
  * <ul>
  *   <li>With {@code x-single-active-consumer} (declared over AMQP 0-9-1: the AMQP 1.0 plugin of 3.x cannot set queue
- *       arguments) only one consumer receives at a time; when it leaves, the other takes over, receiving the messages
- *       it left before the later ones. The order per key holds across both.</li>
+ *       arguments) only one consumer receives at a time; when it leaves, the other takes over. No two runs of a key
+ *       overlap, and the messages delivered for the first time take effect in publish order per key.</li>
  *   <li>Without it, RabbitMQ hands messages to both consumers in turn: one key's messages are split between them, and
  *       the order per key holds only within each consumer.</li>
+ *   <li>RabbitMQ 3.x's AMQP 1.0 plugin sometimes sends deliveries beyond the credit it was granted
+ *       (rabbitmq-server#2597); the runtime releases those unread, and the broker delivers them again after messages
+ *       that followed them. Such a redelivery ({@code first-acquirer} false) takes effect out of its key's order: on
+ *       3.x the full order is measured and printed, not asserted; from 4.0 on (native AMQP 1.0) it is asserted.</li>
  * </ul>
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
@@ -53,14 +58,28 @@ class OrderedOnRabbitMqIT {
     private static final int PER_KEY = 20;
 
     /** One successful run: which consumer, key, sequence number, and its start and end. */
-    record Effect(String consumer, String key, int seq, long start, long end) {
+    record Effect(String consumer, String key, int seq, boolean firstDelivery, long start, long end) {
     }
 
     /** Effects of every consumer of one scenario, and the runs that saw no group-id. */
     static final class Effects {
         final List<Effect> all = new CopyOnWriteArrayList<>();
+        /** Every run, failed or not: "consumer key-seq attempt first-acquirer start end ok|failed", for messages. */
+        final List<String> runs = new CopyOnWriteArrayList<>();
         final AtomicInteger withoutGroup = new AtomicInteger();
         final Set<String> ids = ConcurrentHashMap.newKeySet();
+        /** Every settlement of both consumers: what else happened to a message besides its handler runs. */
+        final org.acemq.amqp.consumer.testing.RecordingObserver observer =
+                new org.acemq.amqp.consumer.testing.RecordingObserver();
+
+        /** @return the runs and settlements of one key, for a failure's message */
+        List<String> story(String key) {
+            List<String> out = new ArrayList<>(runs.stream().filter(r -> r.contains(" " + key + "-")
+                    || r.startsWith("a closing")).toList());
+            observer.settlements().stream().filter(x -> x.key() == null || x.key().contains(":" + key + "-"))
+                    .forEach(x -> out.add(x.subscription() + " " + x.key() + " " + x.outcome() + "/" + x.reason()));
+            return out;
+        }
 
         /** A handler that takes 0-2 ms and fails 10 % of its runs transiently before its effect. */
         MessageHandler handler(String consumer) {
@@ -68,16 +87,20 @@ class OrderedOnRabbitMqIT {
                 long start = System.nanoTime();
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 LockSupport.parkNanos(random.nextLong(2_000_001));
+                String run = consumer + " " + e.messageId() + " attempt " + e.attempt() + " first-acquirer "
+                        + e.firstAcquirer() + " start " + start / 1_000_000 + " end " + System.nanoTime() / 1_000_000;
                 if (random.nextInt(100) < 10) {
+                    runs.add(run + " failed");
                     throw new IllegalStateException("test: transient failure");
                 }
+                runs.add(run + " ok");
                 if (e.groupId() == null) {
                     withoutGroup.incrementAndGet();
                 }
                 String id = String.valueOf(e.messageId());
                 ids.add(id);
                 all.add(new Effect(consumer, e.groupId(), Integer.parseInt(id.substring(id.lastIndexOf('-') + 1)),
-                        start, System.nanoTime()));
+                        e.firstAcquirer(), start, System.nanoTime()));
             };
         }
 
@@ -88,6 +111,35 @@ class OrderedOnRabbitMqIT {
             }
             byKey.values().forEach(runs -> runs.sort(Comparator.comparingLong(Effect::start)));
             return byKey;
+        }
+
+        /**
+         * Asserts per key: no run began before the previous one ended, and the effects of first deliveries (those of
+         * {@code consumer}, or all if null) are in publish order.
+         */
+        void assertFirstDeliveriesInOrder(String consumer) {
+            byKey().forEach((key, runs) -> {
+                List<Effect> own = runs.stream().filter(e -> consumer == null || e.consumer().equals(consumer))
+                        .toList();
+                for (int i = 1; i < own.size(); i++) {
+                    assertThat(own.get(i).start()).as("%s: a run starts after the previous one ended", key)
+                            .isGreaterThanOrEqualTo(own.get(i - 1).end());
+                }
+                assertThat(own.stream().filter(Effect::firstDelivery).map(Effect::seq).toList())
+                        .as(() -> "effects of first deliveries of " + key + (consumer == null ? "" : " in " + consumer)
+                                + " in the order they started; its story: " + story(key))
+                        .isSorted();
+            });
+        }
+
+        /** @return keys whose effects, all of them, are not in publish order (redeliveries included) */
+        long keysOutOfOrder() {
+            return byKey().values().stream().filter(runs -> !runs.stream().map(Effect::seq).toList()
+                    .equals(publishOrder())).count();
+        }
+
+        long redelivered() {
+            return all.stream().filter(e -> !e.firstDelivery()).count();
         }
     }
 
@@ -105,7 +157,7 @@ class OrderedOnRabbitMqIT {
                                          Effects effects) {
         ConnectionSettings connection = ConnectionSettings.builder(rabbit.host(), rabbit.port())
                 .credentials(rabbit.user(), rabbit.password()).build();
-        return AmqpConsumer.builder().name(name).connection(connection).store(store)
+        return AmqpConsumer.builder().name(name).connection(connection).store(store).observer(effects.observer)
                 .shutdownTimeout(Duration.ofSeconds(20))
                 .subscribe(Subscription.builder(address, effects.handler(name)).orderBy(KeySource.groupId())
                         .concurrency(8).maxAttempts(50)
@@ -122,7 +174,7 @@ class OrderedOnRabbitMqIT {
     }
 
     @Test
-    void withSingleActiveConsumerTheOrderPerKeyHoldsAcrossTwoConsumersAndTheirHandOver() {
+    void withSingleActiveConsumerOneConsumerRunsAtATimeAndFirstDeliveriesKeepTheirKeysOrderOverTheHandOver() {
         RabbitMq rabbit = RabbitMqProvider.shared();
         String queue = "interop.ordered-sac." + UUID.randomUUID().toString().substring(0, 6);
         rabbit.declareQueue(queue, Map.of("x-single-active-consumer", true));
@@ -140,7 +192,9 @@ class OrderedOnRabbitMqIT {
             publisher.send(address, messages(0, PER_KEY / 2));
             int half = KEYS * PER_KEY / 2;
             await().atMost(Duration.ofSeconds(60)).until(() -> effects.all.size() > half / 2);
+            long closing = System.nanoTime() / 1_000_000;
             a.close(); // the active consumer leaves mid-way: b takes over what a left, then the rest
+            effects.runs.add("a closing at " + closing + ", closed at " + System.nanoTime() / 1_000_000);
             publisher.send(address, messages(PER_KEY / 2, PER_KEY));
             await().atMost(Duration.ofSeconds(120)).until(() -> effects.ids.size() == KEYS * PER_KEY
                     && rabbit.readyCount(queue) == 0);
@@ -152,16 +206,16 @@ class OrderedOnRabbitMqIT {
         }
         assertThat(effects.withoutGroup).as("runs whose message had no group-id").hasValue(0);
         assertThat(effects.all).as("effects, each message once").hasSize(KEYS * PER_KEY);
-        Map<String, List<Effect>> byKey = effects.byKey();
-        assertThat(byKey).hasSize(KEYS);
-        byKey.forEach((key, runs) -> {
-            assertThat(runs).as("effects of %s in the order they started", key).extracting(Effect::seq)
-                    .isEqualTo(publishOrder());
-            for (int i = 1; i < runs.size(); i++) {
-                assertThat(runs.get(i).start()).as("%s: a run starts after the previous one ended", key)
-                        .isGreaterThanOrEqualTo(runs.get(i - 1).end());
-            }
-        });
+        assertThat(effects.byKey()).hasSize(KEYS);
+        effects.assertFirstDeliveriesInOrder(null);
+        long outOfOrder = effects.keysOutOfOrder();
+        System.out.printf("RabbitMQ %s, single active consumer: %d of %d keys out of publish order, %d of %d effects "
+                + "from redeliveries, %d deliveries released beyond credit%n", rabbit.version(), outOfOrder, KEYS,
+                effects.redelivered(), KEYS * PER_KEY, effects.observer.count(Outcome.RELEASED,
+                        SettleReason.BEYOND_CREDIT));
+        if (rabbit.majorVersion() >= 4) {
+            assertThat(outOfOrder).as("keys out of publish order (no deliveries beyond credit from 4.0 on)").isZero();
+        }
         long lastOfA = effects.all.stream().filter(e -> e.consumer().equals("sac-a")).mapToLong(Effect::end).max()
                 .orElseThrow();
         long firstOfB = effects.all.stream().filter(e -> e.consumer().equals("sac-b")).mapToLong(Effect::start).min()
@@ -188,15 +242,11 @@ class OrderedOnRabbitMqIT {
                     && rabbit.readyCount(queue) == 0);
         }
         assertThat(effects.all).as("effects, each message once").hasSize(KEYS * PER_KEY);
+        effects.assertFirstDeliveriesInOrder("shared-a");
+        effects.assertFirstDeliveriesInOrder("shared-b");
         Map<String, List<Effect>> byKey = effects.byKey();
-        byKey.forEach((key, runs) -> {
-            for (String consumer : List.of("shared-a", "shared-b")) {
-                List<Integer> own = runs.stream().filter(e -> e.consumer().equals(consumer)).map(Effect::seq)
-                        .collect(Collectors.toList());
-                assertThat(own).as("%s's effects of %s: in publish order within the consumer", consumer, key)
-                        .isSorted();
-            }
-        });
+        System.out.printf("RabbitMQ %s, two consumers without single active consumer: %d of %d keys out of publish "
+                + "order%n", rabbit.version(), effects.keysOutOfOrder(), KEYS);
         long split = byKey.values().stream()
                 .filter(runs -> runs.stream().map(Effect::consumer).distinct().count() == 2).count();
         assertThat(split).as("keys whose messages went to both consumers (their order across them is not kept)")
