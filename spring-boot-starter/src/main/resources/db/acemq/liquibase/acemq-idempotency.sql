@@ -5,7 +5,8 @@
 -- acemq.store.jdbc.initialize-schema=false. The same schema as JdbcIdempotencyStore.createSchema()
 -- (/org/acemq/amqp/store/jdbc/postgresql.sql) for the default table name acemq_idempotency; the starter's tests
 -- compare the two. For another table name, copy this file into your own changelog and rename.
--- Changeset acemq-outbox-1 adds the store's transactional outbox table, acemq_outbox (docs/jdbc-store.md, "Outbox").
+-- The store's transactional outbox table, acemq_outbox, comes with the acemq-outbox-1 changeset (docs/jdbc-store.md,
+-- "Outbox").
 -- An applied changeset must never change (Liquibase checks its checksum): each schema change is a changeset of its own.
 
 --changeset acemq:acemq-idempotency-1

@@ -3,8 +3,8 @@
 -- AceMQ consumer: the JDBC idempotency store's table on H2 2.x (for tests, not production), for test set-ups whose
 -- schema is made by Liquibase. The same table as JdbcIdempotencyStore's H2 dialect creates
 -- (/org/acemq/amqp/store/jdbc/h2.sql) for the default table name acemq_idempotency, quoted as the store quotes it
--- (H2 would make an unquoted name upper case); the starter's tests compare them. Changeset acemq-outbox-h2-1 adds
--- the store's transactional outbox table, "acemq_outbox".
+-- (H2 would make an unquoted name upper case); the starter's tests compare them. The store's
+-- transactional outbox table, "acemq_outbox", comes with the acemq-outbox-h2-1 changeset.
 
 --changeset acemq:acemq-idempotency-h2-1 dbms:h2
 CREATE TABLE IF NOT EXISTS "acemq_idempotency" (

@@ -5,7 +5,7 @@
 -- as JdbcIdempotencyStore.createSchema() on MariaDB (/org/acemq/amqp/store/jdbc/mariadb.sql) for the default table
 -- name acemq_idempotency; the starter's tests compare the two. For another table name, copy this file into your own
 -- changelog and rename. An applied changeset never changes: each schema change is a changeset of its own.
--- Changeset acemq-outbox-mariadb-1 adds the store's transactional outbox table, acemq_outbox.
+-- The store's transactional outbox table, acemq_outbox, comes with the acemq-outbox-mariadb-1 changeset.
 
 --changeset acemq:acemq-idempotency-mariadb-1 dbms:mariadb,mysql
 CREATE TABLE IF NOT EXISTS acemq_idempotency (
