@@ -695,6 +695,8 @@ public class AcemqProperties {
     public static class Jdbc {
         /** Table name, "name" or "schema.name" (store default acemq_idempotency). */
         private String tableName;
+        /** The transactional outbox's table, "name" or "schema.name" (store default: next to the table, acemq_outbox). */
+        private String outboxTableName;
         /** Whether to run CREATE TABLE/INDEX IF NOT EXISTS at startup; false when Flyway or Liquibase own the schema. */
         private boolean initializeSchema = true;
         /** This instance's owner id (store default: random per start). */
@@ -728,6 +730,19 @@ public class AcemqProperties {
         /** @param tableName table name, "name" or "schema.name" (store default acemq_idempotency) */
         public void setTableName(String tableName) {
             this.tableName = tableName;
+        }
+
+        /** @return the outbox table, "name" or "schema.name", or null for the store's default next to the table */
+        public String getOutboxTableName() {
+            return outboxTableName;
+        }
+
+        /**
+         * @param outboxTableName the transactional outbox's table, "name" or "schema.name" (store default: next to the
+         *     table, acemq_outbox for acemq_idempotency)
+         */
+        public void setOutboxTableName(String outboxTableName) {
+            this.outboxTableName = outboxTableName;
         }
 
         /**

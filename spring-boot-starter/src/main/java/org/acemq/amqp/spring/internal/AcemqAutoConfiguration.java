@@ -186,6 +186,9 @@ public final class AcemqAutoConfiguration {
                 if (jdbc.getTableName() != null) {
                     b.tableName(jdbc.getTableName());
                 }
+                if (jdbc.getOutboxTableName() != null) {
+                    b.outboxTableName(jdbc.getOutboxTableName());
+                }
                 if (jdbc.getDialect() != null) {
                     b.dialect(jdbc.getDialect());
                 }
