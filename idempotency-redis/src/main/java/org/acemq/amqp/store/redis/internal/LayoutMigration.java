@@ -71,9 +71,9 @@ public final class LayoutMigration {
         } while (!cursor.isFinished());
         runner.call("write the key layout marker " + marker, c -> c.hset(marker, "v", KeyLayout.VERSION));
         if (seen > 0) {
-            LOG.info("Redis store: moved {} records from keys of the first layout ({}) to key layout {}; {} other "
-                    + "such keys held nothing to move (forgotten already, or not records)", moved,
-                    layout.legacyPattern(), KeyLayout.VERSION, seen - moved);
+            LOG.info("Redis store: found {} keys of the first key layout ({}), copied {} records to key layout {} "
+                    + "and deleted the keys (the others held a record forgotten already, or one that layout {} had "
+                    + "already)", seen, layout.legacyPattern(), moved, KeyLayout.VERSION, KeyLayout.VERSION);
         } else {
             LOG.debug("Redis store: no keys of the first key layout under {}; marker {} written", layout.legacyPattern(),
                     marker);
