@@ -127,6 +127,8 @@ public final class ScriptRunner implements AutoCloseable {
         // one deadline for the whole batch: the calls run in parallel, so waiting up to the timeout for each in turn
         // would make a batch over k slots of a dead master take k timeouts to fail
         long deadline = deadline();
+        // woken once, when the last call is answered (not once per call), then every answer is collected at once
+        awaitAll(calls, deadline);
         for (int g = 0; g < groups.size(); g++) {
             try {
                 List<Object> reply = await(calls.get(g), "script " + script.name(), deadline);
@@ -224,6 +226,18 @@ public final class ScriptRunner implements AutoCloseable {
             }
             return CompletableFuture.<List<Object>>failedFuture(cause);
         }).thenCompose(stage -> stage).toCompletableFuture();
+    }
+
+    /** Waits until every call has its answer (or failure), or the deadline passes; reports nothing itself. */
+    private static void awaitAll(List<CompletableFuture<List<Object>>> calls, long deadline) {
+        try {
+            CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // each call's own outcome is read (and reported) one by one after this
+        }
     }
 
     private long deadline() {
