@@ -39,8 +39,8 @@ import io.lettuce.core.codec.StringCodec;
  * }</pre>
  *
  * <h2>How it keeps state</h2>
- * One Redis hash per identifier, at the key {@code <keyPrefix>{<identifier>}}: its state (claimed, released,
- * confirmed), owner, attempt count, lease end, the time it is forgotten, and the fingerprint. Every operation on an
+ * One Redis hash per identifier, at the key {@code <keyPrefix>v2{<tag>}<identifier>} ({@link #redisKey}): its state
+ * (claimed, released, confirmed), owner, attempt count, lease end, the time it is forgotten, and the fingerprint. Every operation on an
  * identifier is one Lua script (EVALSHA, EVAL when the server has not cached it yet), so it is atomic per identifier;
  * the batch calls run one script over many identifiers, one after the other, exactly as the single calls would.
  * Leases and retention are measured with the Redis server's clock ({@code TIME} inside the scripts), never the
@@ -49,13 +49,19 @@ import io.lettuce.core.codec.StringCodec;
  * drops old records; the scripts also treat a record past that time as absent.
  *
  * <h2>Cluster</h2>
- * The braces make the whole identifier the key's hash tag, so identifiers spread over all slots and masters, and every
+ * The part in braces is the key's hash tag: one of three per scope (the identifier's part before {@code |}), chosen by
+ * a hash of the identifier, and the three sit a third of the slot range apart, so one queue's records spread over the
+ * masters of an evenly split three-master cluster while a batch of its identifiers touches at most three slots. Every
  * record is one key in one slot: what must be atomic is always on one master. A batch call on a cluster is split by
  * slot: one script per slot (all sent at once and awaited together within one timeout), atomic within its slot. On a
  * standalone server a batch is one script, atomic as a whole. If some slots of a cluster batch fail,
  * {@link #acquireAll} gives back (releases) what the others claimed and throws {@link StoreUnavailableException};
  * {@link #confirmAll} then leaves what did get confirmed confirmed (safe: confirming is idempotent, and the runtime
  * confirms again).
+ *
+ * <h2>Key layout</h2>
+ * The layout is version 2 and marked per prefix at {@code <keyPrefix>layout}. Records of the first layout
+ * ({@code <keyPrefix>{<identifier>}}) are moved by the first {@link Builder#build()} on the prefix; see there.
  *
  * <h2>What Redis can lose</h2>
  * Redis acknowledges a write before it reaches a replica or (unless {@code appendfsync always}) the disk. A failover to

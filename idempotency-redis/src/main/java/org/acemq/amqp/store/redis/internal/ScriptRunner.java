@@ -31,7 +31,8 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
  *
  * <p>A script call that names several keys must, on a cluster, name keys of one hash slot only. {@link #perSlot}
  * therefore splits a batch into one call per slot (sent at once, answered in parallel) on a cluster, and makes it one
- * call on a standalone server.
+ * call on a standalone server. {@link #call} and {@link #callEach} send the few plain commands the key layout's
+ * migration needs, under the same timeout.
  */
 public final class ScriptRunner implements AutoCloseable {
 
