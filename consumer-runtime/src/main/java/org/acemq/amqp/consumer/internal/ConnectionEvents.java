@@ -67,9 +67,11 @@ final class ConnectionEvents implements Connector.Events {
                 s.links().attachLater(e);
             }
         }
+        boolean first = state.get() == State.STARTING;
         state.started();
-        LOG.info("Consumer '{}' started: {} subscription(s) on {}:{} ({})", config.name(), subscribers.size(),
-                config.connection().host(), config.connection().port(), profile);
+        LOG.info("Consumer '{}' {}: {} subscription(s) on {}:{} ({})", config.name(),
+                first ? "started" : "attached again", subscribers.size(), config.connection().host(),
+                config.connection().port(), profile);
     }
 
     @Override
@@ -94,6 +96,19 @@ final class ConnectionEvents implements Connector.Events {
         for (Subscriber s : subscribers) {
             s.links().connectionRestored();
         }
+    }
+
+    @Override
+    public void lost(Throwable cause) {
+        observer.connectionInterrupted(true);
+        for (Subscriber s : subscribers) {
+            s.links().connectionLost();
+        }
+    }
+
+    @Override
+    public void restored() {
+        observer.connectionInterrupted(false);
     }
 
     @Override

@@ -1,23 +1,31 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.SaslMechanism;
 import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.ClientOptions;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
-import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecurityException;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The consumer's connection: the first connect (at once, or retried with back-off in the background until it works,
- * the consumer is closed, {@code maxReconnectAttempts} is used up, or the broker refuses the credentials), and
- * protonj2's connection events afterwards (protonj2 reconnects an established connection by itself).
+ * the consumer is closed, {@code maxReconnectAttempts} is used up, or a failure retrying cannot fix happens:
+ * {@link ConnectionFailures}), and protonj2's connection events afterwards (protonj2 reconnects an established
+ * connection by itself).
+ *
+ * <p>With a token credential the connector reconnects by itself instead: protonj2's reconnects re-use the options,
+ * and so the token, the connection was first opened with. A lost connection then ends every subscription's link
+ * ({@link Events#lost}); each new connection gets a token of its own and attaches every subscription afresh; and a
+ * connection is renewed (closed and opened again with a new token) shortly before its token expires.
  */
 final class Connector {
 
@@ -39,6 +47,15 @@ final class Connector {
         /** protonj2 reconnected, to this broker. */
         void reconnected(BrokerProfile profile);
 
+        /**
+         * The connection is gone and the connector opens a new one by itself (a token credential is set): every link
+         * ends now; {@link #connected} attaches new ones on the new connection.
+         */
+        void lost(Throwable cause);
+
+        /** After {@link #lost}: the new connection is up and attached. */
+        void restored();
+
         /** The connection is gone for good, or the first one could not be made: the consumer has failed. */
         void failed();
 
@@ -52,6 +69,8 @@ final class Connector {
     private final CurrentBroker broker;
     private final RuntimeConfig config;
     private final ConnectionSettings settings;
+    /** The tokens of a token credential, or null: then protonj2 reconnects, else this connector does. */
+    private final Tokens tokens;
     private volatile Client client;
     private volatile Connection connection;
     private volatile boolean connected;
@@ -69,6 +88,21 @@ final class Connector {
         this.config = config;
         this.settings = config.connection();
         this.delayMillis = settings.reconnectDelay().toMillis();
+        this.tokens = settings.tokenCredential() == null ? null
+                : new Tokens(settings.tokenCredential(), settings.tokenRefreshBefore());
+    }
+
+    /** @return whether this connector reconnects by itself (a token credential is set) rather than protonj2 */
+    boolean reconnectsItself() {
+        return reconnectsItself(settings);
+    }
+
+    /**
+     * @param settings a connection's settings
+     * @return whether its consumer reconnects by itself (a token credential is set, reconnects on) rather than protonj2
+     */
+    static boolean reconnectsItself(ConnectionSettings settings) {
+        return settings.tokenCredential() != null && settings.reconnect();
     }
 
     boolean connected() {
@@ -89,12 +123,15 @@ final class Connector {
             return;
         }
         Exception failure;
+        String[] location = location();
         try {
             connect(false);
+            attempts = 0;
+            delayMillis = settings.reconnectDelay().toMillis();
             return;
         } catch (ClientException | ExecutionException | TimeoutException | RuntimeException e) {
             failure = e;
-            lastError = "connection: " + Errors.describe(e);
+            lastError = "connection: " + ConnectionFailures.describe(e, settings);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
@@ -105,16 +142,30 @@ final class Connector {
         }
         attempts++;
         int max = settings.maxReconnectAttempts();
-        if (permanent(failure) || (max != -1 && attempts > max)) {
+        if (ConnectionFailures.permanent(failure, settings) != null || (max != -1 && attempts > max)) {
             LOG.error("Consumer '{}' gives up connecting to {}:{} after {} attempt(s): {}", config.name(),
-                    settings.host(), settings.port(), attempts, lastError);
+                    location[0], location[1], attempts, lastError);
             events.failed();
             return;
         }
-        LOG.warn("Consumer '{}' cannot connect to {}:{} ({}); next try in {} ms", config.name(), settings.host(),
-                settings.port(), lastError, delayMillis);
+        LOG.warn("Consumer '{}' cannot connect to {}:{} ({}); next try in {} ms", config.name(), location[0],
+                location[1], lastError, delayMillis);
         control.later(this::attempt, Duration.ofMillis(delayMillis));
         delayMillis = Math.min(delayMillis * 2, settings.maxReconnectDelay().toMillis());
+    }
+
+    /**
+     * @return the host and port the next attempt goes to: the first location, or, when this connector reconnects by
+     *     itself, each of the failover locations in turn
+     */
+    private String[] location() {
+        List<String> failover = settings.failoverLocations();
+        if (!reconnectsItself() || failover.isEmpty() || attempts % (failover.size() + 1) == 0) {
+            return new String[] {settings.host(), Integer.toString(settings.port())};
+        }
+        String l = failover.get(attempts % (failover.size() + 1) - 1);
+        int colon = l.lastIndexOf(':');
+        return new String[] {l.substring(0, colon), l.substring(colon + 1)};
     }
 
     /**
@@ -127,21 +178,85 @@ final class Connector {
         if (stopped) {
             return;
         }
+        TlsStores.check(settings);
+        Tokens.Fetched token = tokens == null ? null : tokens.forConnection();
+        String[] location = location();
         Client c = Client.create(new ClientOptions().id(config.name()));
         client = c;
-        Connection opened = c.connect(settings.host(), settings.port(), options());
+        Connection opened = c.connect(location[0], Integer.parseInt(location[1]), options(token));
         connection = opened;
         opened.openFuture().get(settings.openTimeout().toMillis(), TimeUnit.MILLISECONDS);
         if (stopped) {
             closeQuietly();
             return;
         }
+        boolean again = established;
         connected = true;
         established = true;
         events.connected(BrokerProfile.of(opened.properties()), opened, failFast);
+        if (again) {
+            LOG.info("Consumer '{}' reconnected", config.name());
+            events.restored();
+        }
+        if (token != null) {
+            scheduleRenewal(opened, tokens.renewAt(token));
+        }
     }
 
-    private ConnectionOptions options() {
+    // ------------------------------------------------------------------ a token credential: own reconnects
+
+    /** Renews the connection with a new token shortly before its token expires. */
+    private void scheduleRenewal(Connection of, Instant at) {
+        if (at == null) {
+            return;
+        }
+        Duration in = Duration.between(Instant.now(), at);
+        control.later(() -> renew(of, at), in.isNegative() ? Duration.ZERO : in);
+    }
+
+    private void renew(Connection of, Instant due) {
+        if (stopped || of != connection || !connected) {
+            return; // closed, or replaced meanwhile (a reconnect fetched a new token anyway)
+        }
+        try {
+            tokens.fetchAhead();
+        } catch (ClientException e) {
+            Duration retry = Duration.ofSeconds(5);
+            LOG.warn("Consumer '{}' cannot renew its connection's token ({}); trying again in {} s", config.name(),
+                    Errors.describe(e), retry.toSeconds());
+            control.later(() -> renew(of, due), retry);
+            return;
+        }
+        LOG.info("Consumer '{}' renews its connection: its token expires soon", config.name());
+        replace(of, new ClientException("the connection's token expires soon: renewed with a new one"));
+    }
+
+    /**
+     * The connection {@code of} is gone, or is to be renewed: end every link, close it, and connect again (a new token,
+     * every subscription attached afresh). Runs on the control thread; a second report for the same connection, or one
+     * for a connection replaced already, does nothing.
+     */
+    private void replace(Connection of, Throwable cause) {
+        if (stopped || of != connection) {
+            return;
+        }
+        boolean planned = connected && cause instanceof ClientException && !(cause instanceof
+                org.apache.qpid.protonj2.client.exceptions.ClientIOException);
+        connected = false;
+        if (!planned) {
+            lastError = "connection: " + ConnectionFailures.describe(cause, settings);
+            LOG.warn("Consumer '{}' lost its connection ({}); reconnecting with a new token. Deliveries in hand will "
+                    + "not be settled; the broker redelivers them and the store absorbs the copies", config.name(),
+                    lastError);
+        }
+        events.lost(cause);
+        closeQuietly();
+        attempts = 0;
+        delayMillis = settings.reconnectDelay().toMillis();
+        control.execute(this::attempt);
+    }
+
+    private ConnectionOptions options(Tokens.Fetched token) {
         ConnectionOptions o = new ConnectionOptions();
         o.openTimeout(settings.openTimeout().toMillis());
         o.requestTimeout(settings.requestTimeout().toMillis());
@@ -150,7 +265,14 @@ final class Connector {
         o.idleTimeout(settings.idleTimeout().toMillis());
         if (settings.user() != null) {
             o.user(settings.user());
-            o.password(settings.password());
+            o.password(token != null ? token.token().value() : settings.password());
+        }
+        List<SaslMechanism> allowed = List.copyOf(settings.saslMechanisms());
+        if (allowed.isEmpty() && token != null) {
+            allowed = List.of(SaslMechanism.XOAUTH2, SaslMechanism.PLAIN);
+        }
+        for (SaslMechanism m : allowed) {
+            o.saslOptions().addAllowedMechanism(m.mechanismName());
         }
         if (settings.virtualHost() != null) {
             o.virtualHost(settings.virtualHost());
@@ -164,14 +286,26 @@ final class Connector {
             if (settings.trustStorePath() != null) {
                 o.sslOptions().trustStoreLocation(settings.trustStorePath());
                 o.sslOptions().trustStorePassword(settings.trustStorePassword());
+                o.sslOptions().trustStoreType(settings.trustStoreType());
             }
             if (settings.keyStorePath() != null) {
                 o.sslOptions().keyStoreLocation(settings.keyStorePath());
                 o.sslOptions().keyStorePassword(settings.keyStorePassword());
+                o.sslOptions().keyStoreType(settings.keyStoreType());
+                if (settings.keyAlias() != null) {
+                    o.sslOptions().keyAlias(settings.keyAlias());
+                }
+            }
+            if (!settings.enabledProtocols().isEmpty()) {
+                o.sslOptions().enabledProtocols(settings.enabledProtocols().toArray(new String[0]));
+            }
+            if (!settings.enabledCipherSuites().isEmpty()) {
+                o.sslOptions().enabledCipherSuites(settings.enabledCipherSuites().toArray(new String[0]));
             }
         }
-        o.reconnectEnabled(settings.reconnect());
-        if (settings.reconnect()) {
+        // with a token credential this connector reconnects by itself (a new token per connection)
+        o.reconnectEnabled(settings.reconnect() && tokens == null);
+        if (settings.reconnect() && tokens == null) {
             o.reconnectOptions().reconnectDelay((int) settings.reconnectDelay().toMillis());
             o.reconnectOptions().maxReconnectDelay((int) settings.maxReconnectDelay().toMillis());
             o.reconnectOptions().maxReconnectAttempts(settings.maxReconnectAttempts());
@@ -192,7 +326,11 @@ final class Connector {
         o.reconnectedHandler((c, e) -> onReconnected(c));
         o.disconnectedHandler((c, e) -> {
             if (c == connection && established) {
-                failed(e.failureCause());
+                if (reconnectsItself()) {
+                    control.execute(() -> replace(c, e.failureCause()));
+                } else {
+                    failed(e.failureCause());
+                }
             }
         });
         return o;
@@ -224,9 +362,17 @@ final class Connector {
         events.reconnected(profile);
     }
 
-    /** The connection is gone for good. */
+    /**
+     * The connection is gone: for good, or, when this connector reconnects by itself, until it has opened a new one.
+     * Called by protonj2's disconnected event and by a receive that found the connection gone.
+     */
     void failed(Throwable cause) {
         if (stopped) {
+            return;
+        }
+        if (reconnectsItself()) {
+            Connection of = connection;
+            control.execute(() -> replace(of, cause));
             return;
         }
         boolean wasConnected = connected;
@@ -242,9 +388,12 @@ final class Connector {
         }
     }
 
-    /** @param cause a connection failure @return whether retrying cannot help (credentials, TLS) */
-    static boolean permanent(Throwable cause) {
-        return Errors.unwrap(cause) instanceof ClientConnectionSecurityException;
+    /**
+     * @param cause a connection failure
+     * @return why retrying cannot help (credentials, TLS, a key or trust store), in words; null if it may
+     */
+    String permanent(Throwable cause) {
+        return ConnectionFailures.permanent(cause, settings);
     }
 
     void stopRetrying() {

@@ -31,6 +31,8 @@ final class LinkKeeper implements Intake.Source {
     private final CurrentBroker broker;
     private final Settlement settlement;
     private final Consumer<Throwable> connectionLost;
+    /** Whether the consumer reconnects by itself (a token credential): a lost connection is not the end then. */
+    private final boolean ownReconnects;
     private final LinkCredit credit;
     private final LinkAttacher attacher;
     private final AtomicBoolean reattachPending = new AtomicBoolean();
@@ -45,7 +47,8 @@ final class LinkKeeper implements Intake.Source {
     /**
      * @param settlement told of each new link and of an interrupted connection
      * @param policy for a delivery beyond credit
-     * @param connectionLost told when a receive finds the connection gone for good
+     * @param connectionLost told when a receive finds the connection gone (for good, unless the consumer reconnects
+     *     by itself: {@link Connector#reconnectsItself(ConnectionSettings)})
      */
     LinkKeeper(Subscription spec, SessionHandle sessions, ConnectionSettings connection, CreditAllocator allocator,
                Control control, CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
@@ -58,6 +61,7 @@ final class LinkKeeper implements Intake.Source {
         this.broker = broker;
         this.settlement = settlement;
         this.connectionLost = connectionLost;
+        this.ownReconnects = Connector.reconnectsItself(connection);
         this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(allocator, control, broker, connection.requestTimeout(), name,
                 spec.maxInFlight(), () -> current);
@@ -152,6 +156,15 @@ final class LinkKeeper implements Intake.Source {
     /** A handler thread's receive failed. */
     @Override
     public void receiveFailed(ReceiverLink link, ClientException e) {
+        if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException && ownReconnects) {
+            // the link ends with its connection; the connector opens a new one and attaches a new link. A link that
+            // ended already belongs to a connection that was reported (and maybe replaced) before.
+            if (credit.detached(link)) {
+                lastError = "connection: " + Errors.describe(e);
+                connectionLost.accept(e);
+            }
+            return;
+        }
         if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException) {
             lastError = "connection: " + Errors.describe(e);
             stopping = true; // the connection is gone for good: no receive can succeed any more
@@ -243,6 +256,19 @@ final class LinkKeeper implements Intake.Source {
         ReceiverLink now = current;
         if (now.isValid()) {
             attacher.hook(now);
+        }
+    }
+
+    /**
+     * The connection is gone and the consumer opens a new one by itself: the link ends (its unused credit goes back to
+     * the budget, deliveries in hand can no longer be settled), and the threads wait until {@link #attach} on the new
+     * connection gives them a new one.
+     */
+    void connectionLost() {
+        settlement.connectionInterrupted();
+        ReceiverLink l = current;
+        if (l != null) {
+            credit.detached(l);
         }
     }
 
