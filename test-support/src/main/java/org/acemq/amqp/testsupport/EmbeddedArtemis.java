@@ -536,6 +536,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
 
         ActiveMQSecurityManager securityManager = customSecurityManager;
         if (customSecurityManager != null) {
+            cfg.setAuthenticationCacheSize(0); // every connection is checked by the test's manager, none from a cache
             cfg.putSecurityRoles("#", Set.of(new Role("acemq",
                     true, true, true, true, true, true, true, true, true, true, true, true)));
         } else if (user != null) {
