@@ -90,6 +90,34 @@ final class Connector {
         this.delayMillis = settings.reconnectDelay().toMillis();
         this.tokens = settings.tokenCredential() == null ? null
                 : new Tokens(settings.tokenCredential(), settings.tokenRefreshBefore());
+        String frames = frameLoggingWarning(settings.user() != null,
+                LoggerFactory.getLogger(FRAME_LOGGER).isTraceEnabled(), System.getenv("PN_TRACE_FRM"));
+        if (frames != null) {
+            LOG.warn("Consumer '{}': {}", config.name(), frames);
+        }
+    }
+
+    /** protonj2's frame logger: at TRACE it logs the SASL init frame, with a PLAIN password or a token in it. */
+    static final String FRAME_LOGGER = "org.apache.qpid.protonj2.engine.impl.ProtonFrameLoggingHandler";
+
+    /**
+     * @param credentials whether the consumer authenticates with a password or a token
+     * @param frameLoggerTrace whether protonj2's frame logger is at TRACE
+     * @param pnTraceFrm the environment variable {@code PN_TRACE_FRM}, or null
+     * @return a warning that frame logging would print the credentials, or null
+     */
+    static String frameLoggingWarning(boolean credentials, boolean frameLoggerTrace, String pnTraceFrm) {
+        if (!credentials) {
+            return null;
+        }
+        boolean printed = pnTraceFrm != null && (pnTraceFrm.equalsIgnoreCase("true") || pnTraceFrm.equals("1")
+                || pnTraceFrm.equalsIgnoreCase("yes"));
+        if (!frameLoggerTrace && !printed) {
+            return null;
+        }
+        return "AMQP frame logging is on (" + (printed ? "PN_TRACE_FRM prints frames to standard output" : FRAME_LOGGER
+                + " at TRACE") + "): the SASL frames it logs carry the password or token in clear; turn it off "
+                + "outside a test system";
     }
 
     /** @return whether this connector reconnects by itself (a token credential is set) rather than protonj2 */
