@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
  * What the consumer does when its connection comes up, is interrupted, comes back, or is lost for good: learn the
  * broker, probe the store, attach or re-account every subscription's link.
  */
-final class ConnectionEvents implements Connector.Events {
+final class ConnectionEvents implements ConnectorEvents {
 
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionEvents.class);
 
@@ -102,7 +102,7 @@ final class ConnectionEvents implements Connector.Events {
     public void lost(Throwable cause) {
         observer.connectionInterrupted(true);
         for (Subscriber s : subscribers) {
-            s.links().connectionLost();
+            s.connectionLost();
         }
     }
 

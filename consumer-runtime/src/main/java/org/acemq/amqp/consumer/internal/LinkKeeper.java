@@ -48,7 +48,7 @@ final class LinkKeeper implements Intake.Source {
      * @param settlement told of each new link and of an interrupted connection
      * @param policy for a delivery beyond credit
      * @param connectionLost told when a receive finds the connection gone (for good, unless the consumer reconnects
-     *     by itself: {@link Connector#reconnectsItself(ConnectionSettings)})
+     *     by itself: {@link AmqpOptions#reconnectsItself(ConnectionSettings)})
      */
     LinkKeeper(Subscription spec, SessionHandle sessions, ConnectionSettings connection, CreditAllocator allocator,
                Control control, CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
@@ -61,7 +61,7 @@ final class LinkKeeper implements Intake.Source {
         this.broker = broker;
         this.settlement = settlement;
         this.connectionLost = connectionLost;
-        this.ownReconnects = Connector.reconnectsItself(connection);
+        this.ownReconnects = AmqpOptions.reconnectsItself(connection);
         this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(allocator, control, broker, connection.requestTimeout(), name,
                 spec.maxInFlight(), () -> current);
@@ -112,33 +112,9 @@ final class LinkKeeper implements Intake.Source {
         }
     }
 
-    /**
-     * The link that accounts for a delivery taken from the receiver of {@code from}. protonj2 keeps that receiver
-     * across a reconnect, so a delivery taken while {@code from} is current may have arrived on its successor (a receive
-     * that waited through the reconnect), and one taken after the successor became current may still have arrived on
-     * the lost connection (taken just before protonj2 emptied its queue, or just before this thread learnt of the
-     * loss). Such a delivery is never live, whichever link accounts for it: {@link ReceiverLink#live} asks the
-     * delivery's own connection. While the successor is not attached yet, it is accounted to the link that ended with
-     * the connection, as it arrived there.
-     *
-     * @param from the link whose receiver the delivery was taken from
-     * @param amqp the delivery
-     * @return the link that owns it
-     */
-    ReceiverLink owner(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        ReceiverLink now = current;
-        if (now == null || now.receiver != from.receiver) {
-            return from;
-        }
-        if (now.predecessor != null && !now.attached() && EngineHooks.connectionLost(amqp)) {
-            return now.predecessor; // the successor is not attached yet: the delivery came over the lost connection
-        }
-        return now;
-    }
-
     @Override
     public Delivery take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
-        ReceiverLink owner = owner(from, amqp);
+        ReceiverLink owner = credit.owner(from, amqp);
         boolean counted = owner.take();
         if (!counted) {
             credit.lateTake(owner);
@@ -156,20 +132,17 @@ final class LinkKeeper implements Intake.Source {
     /** A handler thread's receive failed. */
     @Override
     public void receiveFailed(ReceiverLink link, ClientException e) {
-        if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException && ownReconnects) {
-            // the link ends with its connection; the connector opens a new one and attaches a new link. A link that
-            // ended already belongs to a connection that was reported (and maybe replaced) before.
-            if (credit.detached(link)) {
+        if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException) {
+            // Gone for good, unless the consumer reconnects by itself: then the link ends with its connection (once: a
+            // link that ended already belongs to a connection reported before) and a new one comes with the next.
+            if (!ownReconnects || credit.detached(link)) {
                 lastError = "connection: " + Errors.describe(e);
+                if (!ownReconnects) {
+                    stopping = true;
+                }
+                setCurrent(current);
                 connectionLost.accept(e);
             }
-            return;
-        }
-        if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException) {
-            lastError = "connection: " + Errors.describe(e);
-            stopping = true; // the connection is gone for good: no receive can succeed any more
-            setCurrent(current);
-            connectionLost.accept(e);
             return;
         }
         ErrorCondition c = Errors.condition(e);
@@ -256,19 +229,6 @@ final class LinkKeeper implements Intake.Source {
         ReceiverLink now = current;
         if (now.isValid()) {
             attacher.hook(now);
-        }
-    }
-
-    /**
-     * The connection is gone and the consumer opens a new one by itself: the link ends (its unused credit goes back to
-     * the budget, deliveries in hand can no longer be settled), and the threads wait until {@link #attach} on the new
-     * connection gives them a new one.
-     */
-    void connectionLost() {
-        settlement.connectionInterrupted();
-        ReceiverLink l = current;
-        if (l != null) {
-            credit.detached(l);
         }
     }
 

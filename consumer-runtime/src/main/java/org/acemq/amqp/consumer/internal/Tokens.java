@@ -2,25 +2,37 @@ package org.acemq.amqp.consumer.internal;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.function.BooleanSupplier;
 import org.acemq.amqp.consumer.AccessToken;
 import org.acemq.amqp.consumer.TokenCredential;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The bearer tokens of one consumer's connections: one fetched from the {@link TokenCredential} for every connection,
- * and when that connection must be renewed so that it never outlives its token. Used on the control thread only.
+ * and the renewal of a connection shortly before its token expires (a new token fetched first, then the connection
+ * replaced). Used on the control thread only.
  */
 final class Tokens {
 
+    private static final Logger LOG = LoggerFactory.getLogger(Tokens.class);
+    /** How long after a failed fetch a renewal tries again. */
+    private static final Duration RETRY = Duration.ofSeconds(5);
+
     private final TokenCredential credential;
     private final Duration refreshBefore;
+    private final Control control;
+    private final String consumer;
     /** Fetched ahead, by a renewal, for the next connection; null otherwise. */
     private AccessToken ahead;
     private Instant aheadFetched;
 
-    Tokens(TokenCredential credential, Duration refreshBefore) {
+    Tokens(TokenCredential credential, Duration refreshBefore, Control control, String consumer) {
         this.credential = credential;
         this.refreshBefore = refreshBefore;
+        this.control = control;
+        this.consumer = consumer;
     }
 
     /** A token for a new connection, and when it was fetched. */
@@ -80,5 +92,38 @@ final class Tokens {
         Instant half = f.at().plus(Duration.between(f.at(), expires).dividedBy(2));
         Instant early = expires.minus(refreshBefore);
         return early.isAfter(half) ? early : half;
+    }
+
+    /**
+     * Renews a connection at {@link #renewAt}: fetches the next connection's token, then runs {@code replace}. A fetch
+     * that fails is tried again every 5 s while the connection is current (the broker may close it when its token
+     * expires; the next connection then fetches its own).
+     *
+     * @param token the connection's token
+     * @param current whether the connection is still the consumer's, and open
+     * @param replace closes the connection and opens the next
+     */
+    void scheduleRenewal(Fetched token, BooleanSupplier current, Runnable replace) {
+        Instant at = renewAt(token);
+        if (at != null) {
+            Duration in = Duration.between(Instant.now(), at);
+            control.later(() -> renew(current, replace), in.isNegative() ? Duration.ZERO : in);
+        }
+    }
+
+    private void renew(BooleanSupplier current, Runnable replace) {
+        if (!current.getAsBoolean()) {
+            return; // closed, or replaced meanwhile (a reconnect fetched a new token anyway)
+        }
+        try {
+            fetchAhead();
+        } catch (ClientException e) {
+            LOG.warn("Consumer '{}' cannot renew its connection's token ({}); trying again in {} s", consumer,
+                    Errors.describe(e), RETRY.toSeconds());
+            control.later(() -> renew(current, replace), RETRY);
+            return;
+        }
+        LOG.info("Consumer '{}' renews its connection: its token expires soon", consumer);
+        replace.run();
     }
 }

@@ -9,13 +9,13 @@ class FrameLoggingWarningTest {
 
     @Test
     void warnsOnlyWhenFramesWouldCarryCredentials() {
-        assertThat(Connector.frameLoggingWarning(true, true, null))
-                .contains(Connector.FRAME_LOGGER + " at TRACE").contains("password or token in clear");
-        assertThat(Connector.frameLoggingWarning(true, false, "true")).contains("PN_TRACE_FRM");
-        assertThat(Connector.frameLoggingWarning(true, false, "1")).isNotNull();
-        assertThat(Connector.frameLoggingWarning(true, false, "YES")).isNotNull();
-        assertThat(Connector.frameLoggingWarning(true, false, "false")).isNull();
-        assertThat(Connector.frameLoggingWarning(true, false, null)).isNull();
-        assertThat(Connector.frameLoggingWarning(false, true, "true")).as("anonymous: nothing to leak").isNull();
+        assertThat(AmqpOptions.frameLoggingWarning(true, true, null))
+                .contains(AmqpOptions.FRAME_LOGGER + " at TRACE").contains("password or token in clear");
+        assertThat(AmqpOptions.frameLoggingWarning(true, false, "true")).contains("PN_TRACE_FRM");
+        assertThat(AmqpOptions.frameLoggingWarning(true, false, "1")).isNotNull();
+        assertThat(AmqpOptions.frameLoggingWarning(true, false, "YES")).isNotNull();
+        assertThat(AmqpOptions.frameLoggingWarning(true, false, "false")).isNull();
+        assertThat(AmqpOptions.frameLoggingWarning(true, false, null)).isNull();
+        assertThat(AmqpOptions.frameLoggingWarning(false, true, "true")).as("anonymous: nothing to leak").isNull();
     }
 }
