@@ -229,16 +229,11 @@ final class Connector {
     }
 
     /**
-     * The connection is gone: for good, or, when this connector reconnects by itself, until it has opened a new one.
-     * Called by protonj2's disconnected event and by a receive that found the connection gone.
+     * The connection is gone for good: protonj2 gave up, or a receive found it gone. (When this connector reconnects by
+     * itself, protonj2's disconnected event goes to {@link #replace} instead, and receives do not report.)
      */
     void failed(Throwable cause) {
         if (stopped) {
-            return;
-        }
-        if (reconnectsItself()) {
-            Connection of = connection;
-            control.execute(() -> replace(of, cause));
             return;
         }
         boolean wasConnected = connected;

@@ -47,8 +47,8 @@ final class LinkKeeper implements Intake.Source {
     /**
      * @param settlement told of each new link and of an interrupted connection
      * @param policy for a delivery beyond credit
-     * @param connectionLost told when a receive finds the connection gone (for good, unless the consumer reconnects
-     *     by itself: {@link AmqpOptions#reconnectsItself(ConnectionSettings)})
+     * @param connectionLost told when a receive finds the connection gone for good (not when the consumer reconnects
+     *     by itself, {@link AmqpOptions#reconnectsItself(ConnectionSettings)}: protonj2 tells the connector then)
      */
     LinkKeeper(Subscription spec, SessionHandle sessions, ConnectionSettings connection, CreditAllocator allocator,
                Control control, CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
@@ -133,13 +133,13 @@ final class LinkKeeper implements Intake.Source {
     @Override
     public void receiveFailed(ReceiverLink link, ClientException e) {
         if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException) {
-            // Gone for good, unless the consumer reconnects by itself: then the link ends with its connection (once: a
-            // link that ended already belongs to a connection reported before) and a new one comes with the next.
+            // Gone for good, unless the consumer reconnects by itself: then the link just ends with its connection (the
+            // connector hears of the loss from protonj2 and attaches a new link on the next connection).
             if (!ownReconnects || credit.detached(link)) {
                 lastError = "connection: " + Errors.describe(e);
-                if (!ownReconnects) {
-                    stopping = true;
-                }
+            }
+            if (!ownReconnects) {
+                stopping = true;
                 setCurrent(current);
                 connectionLost.accept(e);
             }
