@@ -429,7 +429,8 @@ public final class ConnectionSettings {
         }
 
         /**
-         * @param type the trust store's type, e.g. {@code PKCS12} or {@code JKS} (default {@value #DEFAULT_STORE_TYPE})
+         * @param type the trust store's type, e.g. {@code PKCS12} or {@code JKS} (default
+         *     {@value ConnectionSettings#DEFAULT_STORE_TYPE})
          * @return this builder
          */
         public Builder trustStoreType(String type) {
@@ -439,7 +440,8 @@ public final class ConnectionSettings {
         }
 
         /**
-         * @param type the key store's type, e.g. {@code PKCS12} or {@code JKS} (default {@value #DEFAULT_STORE_TYPE})
+         * @param type the key store's type, e.g. {@code PKCS12} or {@code JKS} (default
+         *     {@value ConnectionSettings#DEFAULT_STORE_TYPE})
          * @return this builder
          */
         public Builder keyStoreType(String type) {
