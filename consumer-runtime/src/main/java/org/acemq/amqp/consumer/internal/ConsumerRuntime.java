@@ -101,7 +101,7 @@ public final class ConsumerRuntime {
             connector.connect(true);
         } catch (ClientException | ExecutionException | TimeoutException | RuntimeException e) {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
-                    + config.connection().port() + ": " + Errors.describe(e);
+                    + config.connection().port() + ": " + ConnectionFailures.describe(e, config.connection());
             close(Duration.ofSeconds(1)); // no handler has run: the threads only need to notice the stop
             state.set(State.FAILED);
             throw new AcemqException(what, Errors.unwrap(e));
