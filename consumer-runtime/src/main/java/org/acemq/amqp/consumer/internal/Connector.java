@@ -148,6 +148,7 @@ final class Connector {
         o.drainTimeout(settings.requestTimeout().toMillis());
         o.closeTimeout(settings.requestTimeout().toMillis());
         o.idleTimeout(settings.idleTimeout().toMillis());
+        o.maxFrameSize(settings.maxFrameSize());
         if (settings.user() != null) {
             o.user(settings.user());
             o.password(settings.password());

@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import java.util.function.BooleanSupplier;
+import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
@@ -36,14 +37,17 @@ final class Reader {
     DeliveryFacts read(Delivery d) {
         String decodeError = null;
         try {
+            // before protonj2 decodes (and releases) the encoded message: make it one piece, and read the body's form
+            ProtonBuffer encoded = WholePayload.of(d.amqp);
+            BodyForm body = encoded != null && keys.readsBody() ? BodyForm.scan(encoded) : null;
             Message<?> message = d.amqp.message();
             d.message = message;
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);
-            d.key = keys.key(message, envelope);
+            d.key = keys.key(message, envelope, body);
             if (d.key != null) {
                 envelope.id(d.key);
                 d.envelope = envelope;
-                d.fingerprint = keys.fingerprint(message);
+                d.fingerprint = keys.fingerprint(message, body);
             }
         } catch (ClientException | RuntimeException e) {
             decodeError = Errors.describe(e);
