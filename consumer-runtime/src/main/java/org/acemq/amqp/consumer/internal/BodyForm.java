@@ -115,10 +115,14 @@ final class BodyForm {
             encoder.writeObject(encoded, state, section);
         }
         BodyForm form = scan(encoded);
-        if (form == null) {
-            throw new IllegalStateException("protonj2 encoded a message body that cannot be read back");
+        if (form != null) {
+            return form;
         }
-        return form;
+        // nested deeper than the scan reads: the tag, a 0 (where a section code would be), protonj2's encoding
+        byte[] bytes = new byte[TAG.length + 1 + encoded.getReadableBytes()];
+        System.arraycopy(TAG, 0, bytes, 0, TAG.length);
+        encoded.readBytes(bytes, TAG.length + 1, encoded.getReadableBytes());
+        return new BodyForm(bytes);
     }
 
     @Override
@@ -374,6 +378,17 @@ final class BodyForm {
             }
             int c = u8(pos++);
             put(canonical(c));
+            if (c >> 4 == 0x4) { // elements that take no bytes (null, true, uint0, ...) but may take some in the form
+                int before = size;
+                payload(c, pos, depth + 1);
+                if ((long) (size - before) * count > limit) {
+                    throw new Malformed();
+                }
+                if (size == before) {
+                    return pos == limit ? limit : fail(); // nulls: nothing to write for any of them
+                }
+                size = before;
+            }
             for (int i = 0; i < count; i++) {
                 pos = payload(c, pos, depth + 1);
             }
@@ -381,6 +396,10 @@ final class BodyForm {
                 throw new Malformed();
             }
             return limit;
+        }
+
+        private static int fail() {
+            throw new Malformed();
         }
 
         /** @return the one constructor each type has in the canonical form */
