@@ -295,6 +295,7 @@ class SettingsCoverageTest {
         assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(11));
         assertThat(s.openTimeout()).isEqualTo(Duration.ofSeconds(12));
         assertThat(s.requestTimeout()).isEqualTo(Duration.ofSeconds(13));
+        assertThat(s.maxFrameSize()).isEqualTo(16384);
     }
 
     @Test
@@ -359,6 +360,7 @@ class SettingsCoverageTest {
         p.setIdleTimeout(Duration.ofSeconds(11));
         p.setOpenTimeout(Duration.ofSeconds(12));
         p.setRequestTimeout(Duration.ofSeconds(13));
+        p.setMaxFrameSize(16384);
         return p;
     }
 
