@@ -2,6 +2,7 @@ package org.acemq.amqp.consumer;
 
 import static org.acemq.amqp.consumer.ScriptedPeer.expectGracefulClose;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.util.ArrayList;
@@ -64,6 +65,19 @@ class WireMultiFrameTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
             }
         }
+    }
+
+    @Test
+    void theMaxFrameSizeIsValidatedAndItsMessageNamesTheRuleAndTheValue() {
+        assertThat(ConnectionSettings.builder("broker", 5672).build().maxFrameSize()).isEqualTo(65536);
+        assertThat(ConnectionSettings.builder("broker", 5672).maxFrameSize(512).build().maxFrameSize()).isEqualTo(512);
+        assertThat(ConnectionSettings.builder("broker", 5672).maxFrameSize(16 * 1024 * 1024).build().maxFrameSize())
+                .isEqualTo(16 * 1024 * 1024);
+        assertThatThrownBy(() -> ConnectionSettings.builder("broker", 5672).maxFrameSize(511))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("maxFrameSize must be between 512 and 16777216 bytes, but was 511");
+        assertThatThrownBy(() -> ConnectionSettings.builder("broker", 5672).maxFrameSize(16 * 1024 * 1024 + 1))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("but was 16777217");
     }
 
     @Test
