@@ -1,6 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.util.Arrays;
+import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.buffer.ProtonBufferAllocator;
@@ -37,6 +37,7 @@ import org.apache.qpid.protonj2.types.messaging.Section;
  *       value;</li>
  *   <li>types other than these are kept as encoded (a fixed-width value by its constructor and bytes).</li>
  * </ul>
+ * This class finds the body sections; {@link CanonicalValues} writes the values' form.
  * So two decodes of one message, a redelivery, and a re-publish of equal content by any client give the same form;
  * values that differ in any way, including only in their AMQP type (a {@code long} 5 and a {@code timestamp} 5, a
  * string and a symbol inside a map), give different forms. The form is never valid AMQP (the counts replace the sizes);
@@ -58,8 +59,6 @@ final class BodyForm {
     private static final int DATA = 0x75;
     private static final int SEQUENCE = 0x76;
     private static final int VALUE = 0x77;
-    /** Deeper nesting than this is not scanned (protonj2's decoder recurses too; such a body falls back). */
-    private static final int MAX_DEPTH = 400;
 
     private final byte[] canonical;
 
@@ -83,7 +82,7 @@ final class BodyForm {
     static BodyForm scan(ProtonBuffer message) {
         try {
             return new Scan(message).body();
-        } catch (Malformed | IndexOutOfBoundsException e) {
+        } catch (CanonicalValues.Malformed | IndexOutOfBoundsException e) {
             return null;
         }
     }
@@ -130,74 +129,60 @@ final class BodyForm {
         return canonical == null ? "BodyForm[as decoded]" : "BodyForm[" + canonical.length + " bytes]";
     }
 
-    /** The encoding is not one this reads. */
-    private static final class Malformed extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Malformed() {
-            super(null, null, false, false);
-        }
-    }
-
-    /** One pass over one encoded message. */
+    /** One pass over one encoded message: its sections, and the form of its body sections. */
     private static final class Scan {
+        private static final String[] SYMBOLIC = {"amqp:header:list", "amqp:delivery-annotations:map",
+            "amqp:message-annotations:map", "amqp:properties:list", "amqp:application-properties:map",
+            "amqp:data:binary", "amqp:amqp-sequence:list", "amqp:amqp-value:*", "amqp:footer:map"};
+
         private final ProtonBuffer in;
-        private final int end;
-        /**
-         * The most the form may take: a value grows at most ninefold (a one-byte {@code ulong0} becomes nine bytes),
-         * except in an array of a zero-width type, whose elements take no bytes at all. Past this bound the body is
-         * taken as unreadable here (and its form computed from the decoded message).
-         */
-        private final long limit;
-        private byte[] out;
-        private int size;
+        private final CanonicalValues values;
 
         Scan(ProtonBuffer in) {
             this.in = in;
-            this.end = in.getWriteOffset();
-            this.limit = Math.min(Integer.MAX_VALUE - 16, 16L * (end - in.getReadOffset()) + 65536);
+            this.values = new CanonicalValues(in);
         }
 
         BodyForm body() {
+            int end = in.getWriteOffset();
             int pos = in.getReadOffset();
             int bodies = 0;
             int firstCode = 0;
             int firstValue = 0;
             while (pos < end) {
-                if (u8(pos) != 0x00) {
-                    throw new Malformed();
+                if (values.u8(pos) != 0x00) {
+                    throw new CanonicalValues.Malformed();
                 }
                 int code = sectionCode(pos + 1);
-                int value = skip(pos + 1, 0);
-                pos = skip(value, 0);
-                if (code == DATA || code == SEQUENCE || code == VALUE) {
-                    if (bodies++ == 0) {
-                        firstCode = code;
-                        firstValue = value;
-                    }
+                int value = values.skip(pos + 1, 0);
+                pos = values.skip(value, 0);
+                if (isBody(code) && bodies++ == 0) {
+                    firstCode = code;
+                    firstValue = value;
                 }
             }
-            if (pos != end) {
-                throw new Malformed();
-            }
-            if (bodies == 0 || bodies == 1 && (firstCode == DATA || firstCode == VALUE && bytesOrText(u8(firstValue)))) {
+            if (bodies == 0 || bodies == 1 && (firstCode == DATA || firstCode == VALUE
+                    && bytesOrText(values.u8(firstValue)))) {
                 return AS_DECODED;
             }
-            out = new byte[Math.max(64, Math.min(end - in.getReadOffset() + TAG.length, 1 << 20))];
-            put(TAG, 0, TAG.length);
+            values.put(TAG, 0, TAG.length);
             pos = in.getReadOffset();
             while (pos < end) {
                 int code = sectionCode(pos + 1);
-                int value = skip(pos + 1, 0);
-                pos = skip(value, 0);
-                if (code == DATA || code == SEQUENCE || code == VALUE) {
-                    put(code);
-                    if (value(value, 0) != pos) {
-                        throw new Malformed();
+                int value = values.skip(pos + 1, 0);
+                pos = values.skip(value, 0);
+                if (isBody(code)) {
+                    values.put(code);
+                    if (values.value(value, 0) != pos) {
+                        throw new CanonicalValues.Malformed();
                     }
                 }
             }
-            return new BodyForm(Arrays.copyOf(out, size));
+            return new BodyForm(values.written());
+        }
+
+        private static boolean isBody(int code) {
+            return code == DATA || code == SEQUENCE || code == VALUE;
         }
 
         private static boolean bytesOrText(int constructor) {
@@ -209,280 +194,32 @@ final class BodyForm {
 
         /** @return the section code of the descriptor at {@code pos} (0x70..0x78), or -1 for another descriptor */
         private int sectionCode(int pos) {
-            int c = u8(pos);
+            int c = values.u8(pos);
             long code;
             if (c == 0x53) {
-                code = u8(pos + 1);
+                code = values.u8(pos + 1);
             } else if (c == 0x80) {
-                check(pos + 1, 8);
+                values.check(pos + 1, 8);
                 code = in.getLong(pos + 1);
             } else if (c == 0x44) {
                 code = 0;
             } else if (c == 0xa3 || c == 0xb3) {
-                int length = c == 0xa3 ? u8(pos + 1) : u32(pos + 1);
+                int length = c == 0xa3 ? values.u8(pos + 1) : values.u32(pos + 1);
                 int start = pos + (c == 0xa3 ? 2 : 5);
-                check(start, length);
-                code = symbolicCode(start, length);
+                values.check(start, length);
+                byte[] bytes = new byte[length];
+                in.copyInto(start, bytes, 0, length);
+                String name = new String(bytes, StandardCharsets.US_ASCII);
+                code = -1;
+                for (int i = 0; i < SYMBOLIC.length; i++) {
+                    if (SYMBOLIC[i].equals(name)) {
+                        code = 0x70 + i;
+                    }
+                }
             } else {
-                throw new Malformed();
+                throw new CanonicalValues.Malformed();
             }
             return code >= 0x70 && code <= 0x78 ? (int) code : -1;
-        }
-
-        private static final String[] SYMBOLIC = {"amqp:header:list", "amqp:delivery-annotations:map",
-            "amqp:message-annotations:map", "amqp:properties:list", "amqp:application-properties:map",
-            "amqp:data:binary", "amqp:amqp-sequence:list", "amqp:amqp-value:*", "amqp:footer:map"};
-
-        private int symbolicCode(int start, int length) {
-            byte[] name = new byte[length];
-            in.copyInto(start, name, 0, length);
-            String text = new String(name, java.nio.charset.StandardCharsets.US_ASCII);
-            for (int i = 0; i < SYMBOLIC.length; i++) {
-                if (SYMBOLIC[i].equals(text)) {
-                    return 0x70 + i;
-                }
-            }
-            return -1;
-        }
-
-        /** @return the position after the value (with its constructor) at {@code pos} */
-        private int skip(int pos, int depth) {
-            if (depth > MAX_DEPTH) {
-                throw new Malformed();
-            }
-            int c = u8(pos);
-            if (c == 0x00) {
-                return skip(skip(pos + 1, depth + 1), depth + 1);
-            }
-            return after(c, pos + 1);
-        }
-
-        /** @return the position after the payload, starting at {@code pos}, of a value of primitive constructor c */
-        private int after(int c, int pos) {
-            int next = switch (c >> 4) {
-                case 0x4 -> pos;
-                case 0x5 -> pos + 1;
-                case 0x6 -> pos + 2;
-                case 0x7 -> pos + 4;
-                case 0x8 -> pos + 8;
-                case 0x9 -> pos + 16;
-                case 0xa, 0xc, 0xe -> pos + 1 + u8(pos);
-                case 0xb, 0xd, 0xf -> {
-                    int length = u32(pos);
-                    check(pos + 4, length);
-                    yield pos + 4 + length;
-                }
-                default -> throw new Malformed();
-            };
-            if (next > end || next < pos) {
-                throw new Malformed();
-            }
-            return next;
-        }
-
-        /** Writes the canonical form of the value at {@code pos}. @return the position after it */
-        private int value(int pos, int depth) {
-            if (depth > MAX_DEPTH) {
-                throw new Malformed();
-            }
-            int c = u8(pos);
-            if (c == 0x00) {
-                put(0x00);
-                return value(value(pos + 1, depth + 1), depth + 1);
-            }
-            put(canonical(c));
-            return payload(c, pos + 1, depth);
-        }
-
-        /** Writes the canonical payload of a value of primitive constructor c. @return the position after it */
-        private int payload(int c, int pos, int depth) {
-            switch (c) {
-                case 0x40: // null
-                    return pos;
-                case 0x41: // true
-                    put(1);
-                    return pos;
-                case 0x42: // false
-                    put(0);
-                    return pos;
-                case 0x56: // boolean
-                    put(u8(pos) == 0 ? 0 : 1);
-                    return pos + 1;
-                case 0x43: // uint0
-                    putInt(0);
-                    return pos;
-                case 0x52: // smalluint
-                    putInt(u8(pos));
-                    return pos + 1;
-                case 0x44: // ulong0
-                    putLong(0);
-                    return pos;
-                case 0x53: // smallulong
-                    putLong(u8(pos));
-                    return pos + 1;
-                case 0x54: // smallint
-                    putInt(in.getByte(pos));
-                    return pos + 1;
-                case 0x55: // smalllong
-                    putLong(in.getByte(pos));
-                    return pos + 1;
-                case 0x45: // list0
-                    putInt(0);
-                    return pos;
-                case 0xa0, 0xa1, 0xa3: // vbin8, str8, sym8
-                    return bytes(pos + 1, u8(pos));
-                case 0xb0, 0xb1, 0xb3: // vbin32, str32, sym32
-                    return bytes(pos + 4, u32(pos));
-                case 0xc0, 0xc1: // list8, map8
-                    return items(pos + 2, u8(pos + 1), after(c, pos), depth);
-                case 0xd0, 0xd1: // list32, map32
-                    return items(pos + 8, u32(pos + 4), after(c, pos), depth);
-                case 0xe0: // array8
-                    return array(pos + 2, u8(pos + 1), after(c, pos), depth);
-                case 0xf0: // array32
-                    return array(pos + 8, u32(pos + 4), after(c, pos), depth);
-                default:
-                    int next = after(c, pos);
-                    if (c >> 4 >= 0xa) { // a variable-width type AMQP does not define: its bytes, as variable-width
-                        int start = c >> 4 == 0xa || c >> 4 == 0xc || c >> 4 == 0xe ? pos + 1 : pos + 4;
-                        return bytes(start, next - start);
-                    }
-                    copy(pos, next - pos); // a fixed-width value: as encoded
-                    return next;
-            }
-        }
-
-        private int bytes(int start, int length) {
-            check(start, length);
-            putInt(length);
-            copy(start, length);
-            return start + length;
-        }
-
-        private int items(int pos, int count, int limit, int depth) {
-            putInt(count);
-            for (int i = 0; i < count; i++) {
-                pos = value(pos, depth + 1);
-            }
-            if (pos != limit) {
-                throw new Malformed();
-            }
-            return limit;
-        }
-
-        private int array(int pos, int count, int limit, int depth) {
-            putInt(count);
-            while (u8(pos) == 0x00) { // a described element type: its descriptor, then the primitive constructor
-                put(0x00);
-                pos = value(pos + 1, depth + 1);
-            }
-            int c = u8(pos++);
-            put(canonical(c));
-            if (c >> 4 == 0x4) { // elements that take no bytes (null, true, uint0, ...) but may take some in the form
-                int before = size;
-                payload(c, pos, depth + 1);
-                if ((long) (size - before) * count > limit) {
-                    throw new Malformed();
-                }
-                if (size == before) {
-                    return pos == limit ? limit : fail(); // nulls: nothing to write for any of them
-                }
-                size = before;
-            }
-            for (int i = 0; i < count; i++) {
-                pos = payload(c, pos, depth + 1);
-            }
-            if (pos != limit) {
-                throw new Malformed();
-            }
-            return limit;
-        }
-
-        private static int fail() {
-            throw new Malformed();
-        }
-
-        /** @return the one constructor each type has in the canonical form */
-        private static int canonical(int c) {
-            return switch (c) {
-                case 0x41, 0x42 -> 0x56;
-                case 0x43, 0x52 -> 0x70;
-                case 0x44, 0x53 -> 0x80;
-                case 0x54 -> 0x71;
-                case 0x55 -> 0x81;
-                case 0xa0 -> 0xb0;
-                case 0xa1 -> 0xb1;
-                case 0xa3 -> 0xb3;
-                case 0x45, 0xc0 -> 0xd0;
-                case 0xc1 -> 0xd1;
-                case 0xe0 -> 0xf0;
-                default -> c;
-            };
-        }
-
-        private int u8(int pos) {
-            if (pos >= end) {
-                throw new Malformed();
-            }
-            return in.getByte(pos) & 0xff;
-        }
-
-        /** @return a 4-byte length or count, which must fit an int */
-        private int u32(int pos) {
-            if (pos + 4 > end) {
-                throw new Malformed();
-            }
-            int v = in.getInt(pos);
-            if (v < 0) {
-                throw new Malformed();
-            }
-            return v;
-        }
-
-        private void check(int start, int length) {
-            if (length < 0 || start > end || length > end - start) {
-                throw new Malformed();
-            }
-        }
-
-        private void ensure(int more) {
-            if (size + more > out.length) {
-                if ((long) size + more > limit) {
-                    throw new Malformed();
-                }
-                out = Arrays.copyOf(out, (int) Math.min(limit, Math.max((long) out.length * 2, (long) size + more)));
-            }
-        }
-
-        private void put(int b) {
-            ensure(1);
-            out[size++] = (byte) b;
-        }
-
-        private void put(byte[] bytes, int offset, int length) {
-            ensure(length);
-            System.arraycopy(bytes, offset, out, size, length);
-            size += length;
-        }
-
-        private void putInt(int v) {
-            ensure(4);
-            out[size++] = (byte) (v >>> 24);
-            out[size++] = (byte) (v >>> 16);
-            out[size++] = (byte) (v >>> 8);
-            out[size++] = (byte) v;
-        }
-
-        private void putLong(long v) {
-            putInt((int) (v >>> 32));
-            putInt((int) v);
-        }
-
-        private void copy(int start, int length) {
-            check(start, length);
-            ensure(length);
-            in.copyInto(start, out, size, length);
-            size += length;
         }
     }
 }
