@@ -128,6 +128,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     private final BatchRunner batchRunner = new BatchRunner();
     private final JdbcGroupCommit groupCommit; // null when group commit is off
     private final int groupCommitMaxInFlight;
+    private final boolean mysqlStatements; // tests only, see Builder.mysqlStatements
 
     private JdbcIdempotencyStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -137,9 +138,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.owner = b.owner != null ? b.owner : UUID.randomUUID();
         this.purgeBatchSize = b.purgeBatchSize;
         this.purgePause = b.purgePause;
+        this.mysqlStatements = b.mysqlStatements;
         if (b.dialect != null) {
             this.dialectKind = b.dialect;
-            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention);
+            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention, b.mysqlStatements);
         }
         this.batches = new BatchStatements(new BatchStatements.DialectSource() {
             @Override
@@ -661,7 +663,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             if (dialect == null) {
                 JdbcDialect kind = JdbcDialect.ofProduct(c.getMetaData().getDatabaseProductName());
                 dialectKind = kind;
-                dialect = Dialects.create(kind.name(), table, lease, retention);
+                dialect = Dialects.create(kind.name(), table, lease, retention, mysqlStatements);
                 LOG.debug("Idempotency table {}: {} dialect, read from the connection", table, kind);
             }
             return dialect;
@@ -887,6 +889,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
         private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
+        private boolean mysqlStatements;
         private JdbcDialect dialect;
 
         private Builder(DataSource dataSource) {
@@ -1021,6 +1024,15 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         /** Tests only: a group-commit batch of one runs the array statement too, not the single-id one. */
         Builder arraySqlForSingletons(boolean value) {
             this.arraySqlForSingletons = value;
+            return this;
+        }
+
+        /**
+         * Tests only: on MariaDB, run the statements the dialect runs on MySQL 8 (claims without {@code RETURNING},
+         * read back in their own transaction), so that they are tested on the server there is.
+         */
+        Builder mysqlStatements(boolean value) {
+            this.mysqlStatements = value;
             return this;
         }
 

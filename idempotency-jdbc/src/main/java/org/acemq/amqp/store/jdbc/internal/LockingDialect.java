@@ -203,8 +203,9 @@ abstract class LockingDialect implements StoreDialect {
                 break;
             } catch (SQLException e) {
                 // H2's MERGE does not turn a concurrent insert of the same id into an update: it waits for that
-                // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again
-                if (!isDuplicateKey(e) || attempt >= 3) {
+                // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again.
+                // A deadlock victim or a lock wait timeout of its own transaction changed nothing either.
+                if (!(isDuplicateKey(e) || ownRetryable(c, e)) || attempt >= 3) {
                     throw e;
                 }
             }
@@ -222,7 +223,8 @@ abstract class LockingDialect implements StoreDialect {
         }
     }
 
-    private static byte[] token() {
+    /** @return 16 random bytes, the token of one claim statement (or of one confirming batch) */
+    static byte[] token() {
         UUID u = UUID.randomUUID();
         return ByteBuffer.allocate(16).putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits())
                 .array();
@@ -237,7 +239,7 @@ abstract class LockingDialect implements StoreDialect {
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {
-                if (!isDuplicateKey(e) || attempt >= 3) {
+                if (!(isDuplicateKey(e) || ownRetryable(c, e)) || attempt >= 3) {
                     throw e;
                 }
             }
@@ -246,17 +248,10 @@ abstract class LockingDialect implements StoreDialect {
 
     @Override
     public boolean confirmClaim(Connection c, Claim claim, UUID owner) throws SQLException {
-        if (claim.claimed()) {
-            try (PreparedStatement ps = c.prepareStatement(confirmHeld)) {
-                ps.setString(1, claim.messageId());
-                setOwner(ps, 2, owner);
-                ps.setInt(3, claim.attempt());
-                if (ps.executeUpdate() == 1) {
-                    return true;
-                }
-            }
+        if (claim.claimed() && fenced(c, confirmHeld, claim.messageId(), owner, claim.attempt()) == 1) {
+            return true;
         }
-        boolean held = Transactions.run(c, tx -> {
+        boolean held = retrying(c, own -> Transactions.run(own, tx -> {
             try (PreparedStatement ps = tx.prepareStatement(lockForConfirm)) {
                 setOwner(ps, 1, owner);
                 ps.setInt(2, claim.attempt());
@@ -281,7 +276,7 @@ abstract class LockingDialect implements StoreDialect {
                     return wasHeld;
                 }
             }
-        });
+        }));
         return held && claim.claimed();
     }
 
@@ -339,15 +334,42 @@ abstract class LockingDialect implements StoreDialect {
         fenced(c, releaseOwned, id, owner, null);
     }
 
+    /** One single-row UPDATE, fenced by owner (and attempt); parameters 1 id, 2 owner, 3 attempt. */
     private int fenced(Connection c, String sql, String id, UUID owner, Integer attempt) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, id);
-            setOwner(ps, 2, owner);
-            if (attempt != null) {
-                ps.setInt(3, attempt);
+        return retrying(c, own -> {
+            try (PreparedStatement ps = own.prepareStatement(sql)) {
+                ps.setString(1, id);
+                setOwner(ps, 2, owner);
+                if (attempt != null) {
+                    ps.setInt(3, attempt);
+                }
+                return ps.executeUpdate();
             }
-            return ps.executeUpdate();
+        });
+    }
+
+    /**
+     * Runs a single-id operation that is one statement or one transaction of its own. When it owns its transaction
+     * ({@code c} in auto-commit) and the database aborted it as a deadlock victim or after a lock wait timeout
+     * ({@link #isRetryable}), it had no effect (the statement or the whole transaction was rolled back) and runs
+     * again, up to {@value BatchStatements#RETRIES} times, as a batch does. In a caller's transaction it runs once:
+     * what the failure left of that transaction is the caller's to handle.
+     */
+    final <T> T retrying(Connection c, Transactions.Work<T> work) throws SQLException {
+        for (int attempt = 0;; attempt++) {
+            try {
+                return work.apply(c);
+            } catch (SQLException e) {
+                if (attempt >= BatchStatements.RETRIES || !ownRetryable(c, e)) {
+                    throw e;
+                }
+            }
         }
+    }
+
+    /** @return whether {@code e}, thrown on {@code c}, aborted a statement of the store's own transaction only */
+    private boolean ownRetryable(Connection c, SQLException e) throws SQLException {
+        return isRetryable(e) && !c.isClosed() && c.getAutoCommit();
     }
 
     @Override
@@ -372,10 +394,12 @@ abstract class LockingDialect implements StoreDialect {
 
     @Override
     public boolean resetAttempts(Connection c, String id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(resetAttempts)) {
-            ps.setString(1, id);
-            return ps.executeUpdate() == 1;
-        }
+        return retrying(c, own -> {
+            try (PreparedStatement ps = own.prepareStatement(resetAttempts)) {
+                ps.setString(1, id);
+                return ps.executeUpdate() == 1;
+            }
+        });
     }
 
     @Override
