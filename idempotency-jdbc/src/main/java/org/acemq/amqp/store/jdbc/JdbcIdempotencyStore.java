@@ -30,9 +30,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link LeasedIdempotencyStore} in a database table, shared by any number of consumers and processes: PostgreSQL,
  * MariaDB / MySQL, or H2 for tests ({@link JdbcDialect}, read from the first connection's metadata unless
- * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB and H2 a claim is an upsert that
- * decides plus a read-back, and a fenced confirm that lost the fast path and a batch are short transactions of a few
- * statements, with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
+ * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB a claim is an upsert that decides
+ * and returns its rows ({@code RETURNING}; on MySQL and H2 plus a read-back), a fenced confirm that lost the fast path
+ * is a short transaction of a few statements, and a batch is a few multi-row statements with one commit (H2: each id's
+ * statements in one transaction), with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
  *
  * <pre>{@code
  * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
@@ -53,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
  * <p><b>Batch calls</b> ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) run one statement, one
- * transaction and one commit per call, all or nothing.
+ * transaction and one commit per call, all or nothing (on MariaDB / MySQL one to three multi-row statements in that
+ * one transaction).
  *
  * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) on by default}, nothing to tune): while fewer
  * calls run than the pool has connections, every {@code acquire}, {@code confirm} and {@code release(Claim)} runs its

@@ -31,13 +31,17 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
  *   <li><b>Claim:</b> one upsert decides, atomically under the row lock, and writes this call's token if the row was
  *       claimable; a primary-key lookup then reads the row back: the token tells whether this call won. Two
  *       auto-commit statements; the read-back cannot mistake another claim for this one (tokens are per call), and
- *       another claim can replace this one in between only after this lease ran out.</li>
+ *       another claim can replace this one in between only after this lease ran out. (MariaDB overrides this with
+ *       one statement that returns its rows.)</li>
  *   <li><b>Fenced confirm:</b> first one auto-commit {@code UPDATE … WHERE owner = ? AND attempts = ? AND lease is
  *       live} (the common case, one statement). Otherwise a short transaction locks the row ({@code SELECT … FOR
  *       UPDATE}), decides, and records completion.</li>
  *   <li><b>renew, release, isConfirmed, attempts, resetAttempts:</b> one statement each, as on PostgreSQL.</li>
- *   <li><b>Batches and group commit:</b> one transaction per batch, its ids in sorted order (row locks in id
- *       order), each id's statements as above: one commit per batch, several round trips.</li>
+ *   <li><b>Batches and group commit:</b> here, one transaction per batch, its ids in sorted order (row locks in id
+ *       order), each id's statements as above: one commit per batch, several round trips. H2 runs these; MariaDB
+ *       overrides them with multi-row statements ({@link MariaDbBatchSql}).</li>
+ *   <li><b>Deadlocks and lock wait timeouts</b> ({@link #isRetryable}) of a single-id operation that owns its
+ *       transaction are run again ({@link #retrying}), as the batches are by {@link BatchStatements}.</li>
  *   <li><b>Purge:</b> {@code DELETE … WHERE expires_at <= now … LIMIT n} through the expiry index.</li>
  * </ul>
  * The clock is the database's, read by {@link #now}.

@@ -86,8 +86,9 @@ final class MariaDbBatchSql {
                 + "  fingerprint = IF(" + won + ", VALUES(fingerprint), fingerprint)";
         // (id, code, attempts, fingerprint) of a row after the claim; parameters: 1 token, 2 token. The same
         // classification as the single-id read-back (LockingDialect.readClaim).
-        this.claimOutcome = "id, CASE WHEN claim_token = ? THEN " + StoreDialect.CLAIMED + " WHEN state = 1 AND expires_at > "
-                + now + " THEN " + StoreDialect.ALREADY_CONFIRMED + " ELSE " + StoreDialect.IN_PROGRESS + " END,\n"
+        this.claimOutcome = "id, CASE WHEN claim_token = ? THEN " + StoreDialect.CLAIMED
+                + " WHEN state = 1 AND expires_at > " + now + " THEN " + StoreDialect.ALREADY_CONFIRMED
+                + " ELSE " + StoreDialect.IN_PROGRESS + " END,\n"
                 + "       CASE WHEN expires_at > " + now + " THEN attempts ELSE 0 END,\n"
                 + "       CASE WHEN claim_token = ? OR (expires_at > " + now + " AND (state = 1 OR (state = 0 AND"
                 + " lease_until > " + now + "))) THEN fingerprint END";
@@ -99,14 +100,14 @@ final class MariaDbBatchSql {
                 + "  state = 1, owner = NULL, lease_until = NULL, expires_at = VALUES(expires_at)";
         // claim_token takes the confirming call's token: the rows this update confirmed can then be told apart in
         // the same transaction (no claim ever reads a confirmed row as its own: a claim compares its own token)
-        this.heldSet = "UPDATE " + t + BY_KEY + " SET state = 1, owner = NULL, lease_until = NULL, expires_at = " + retained
-                + ", claim_token = ?";
+        this.heldSet = "UPDATE " + t + BY_KEY + " SET state = 1, owner = NULL, lease_until = NULL, expires_at = "
+                + retained + ", claim_token = ?";
         this.heldWhere = " AND state = 0 AND owner = ? AND lease_until > " + now;
         this.lockForConfirm = "SELECT id, state, owner = ?, attempts, lease_until > " + now + ", expires_at > " + now
                 + ", owner IS NOT NULL, claim_token = ? FROM " + t + BY_KEY + " WHERE id IN ";
         this.lockForRelease = "SELECT id, attempts FROM " + t + BY_KEY + " WHERE id IN ";
-        this.releaseSet = "UPDATE " + t + BY_KEY + " SET state = 2, owner = NULL, lease_until = NULL, expires_at = " + retained
-                + " WHERE id IN ";
+        this.releaseSet = "UPDATE " + t + BY_KEY + " SET state = 2, owner = NULL, lease_until = NULL, expires_at = "
+                + retained + " WHERE id IN ";
     }
 
     /**

@@ -56,7 +56,7 @@ final class MariaDbDialect extends LockingDialect {
 
     /** MariaDB's error code for a deadlock victim; the transaction was rolled back. */
     static final int DEADLOCK = 1213;
-    /** MariaDB's error code for a lock wait that ran past {@code innodb_lock_wait_timeout}; the statement was rolled back. */
+    /** MariaDB's error code for a lock wait past {@code innodb_lock_wait_timeout}; the statement was rolled back. */
     static final int LOCK_WAIT_TIMEOUT = 1205;
 
     private final String acquire;
