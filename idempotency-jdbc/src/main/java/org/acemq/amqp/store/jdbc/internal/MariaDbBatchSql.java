@@ -46,6 +46,8 @@ final class MariaDbBatchSql {
     private final String claimOutcome;
     private final String confirmValues;
     private final String confirmUpdate;
+    private final String confirmClaimsValues;
+    private final String confirmClaimsUpdate;
     private final String heldSet;
     private final String heldWhere;
     private final String lockForConfirm;
@@ -56,6 +58,7 @@ final class MariaDbBatchSql {
     private final Texts claimPlain = new Texts();
     private final Texts readClaims = new Texts();
     private final Texts confirmUpsert = new Texts();
+    private final Texts confirmClaims = new Texts();
     private final Texts confirmHeld = new Texts();
     private final Texts lockConfirm = new Texts();
     private final Texts lockRelease = new Texts();
@@ -93,6 +96,24 @@ final class MariaDbBatchSql {
                 + "       CASE WHEN claim_token = ? OR (expires_at > " + now + " AND (state = 1 OR (state = 0 AND"
                 + " lease_until > " + now + "))) THEN fingerprint END";
         this.confirmValues = "(?, 1, NULL, ?, NULL, " + retained + ")";
+        // The fenced confirm of MariaDB in one statement. The first assignment decides on the original row whether
+        // the claim held it (its live lease, or a confirm of this very claim in a caller's transaction) and records
+        // that by writing the call's token; a row confirmed in a caller's transaction (the marker: confirmed, owner
+        // set) is otherwise left as it is; every other row is confirmed as by the plain upsert. The order matters:
+        // each assignment sees the new values of the ones before it, so owner is decided before state is set, and
+        // expires_at after owner (only a marker row still has an owner by then).
+        String marker = "state = 1 AND owner IS NOT NULL AND expires_at > " + now;
+        this.confirmClaimsValues = "(?, 1, NULL, ?, NULL, " + retained + ", NULL)";
+        this.confirmClaimsUpdate = "ON DUPLICATE KEY UPDATE\n"
+                + "  claim_token = IF((state = 0 AND owner = ? AND attempts = VALUES(attempts) AND lease_until > " + now
+                + ")\n      OR (state = 1 AND owner = ? AND attempts = VALUES(attempts) AND expires_at > " + now
+                + "), ?, claim_token),\n"
+                + "  attempts = IF(expires_at <= " + now + ", VALUES(attempts), attempts),\n"
+                + "  fingerprint = IF(expires_at <= " + now + ", NULL, fingerprint),\n"
+                + "  owner = IF(" + marker + ", owner, NULL),\n"
+                + "  state = 1, lease_until = NULL,\n"
+                + "  expires_at = IF(" + marker + ", expires_at, VALUES(expires_at))\n"
+                + "RETURNING id, claim_token = ?";
         // as the single-id confirm: attempts and fingerprint first, they read the original expires_at
         this.confirmUpdate = "ON DUPLICATE KEY UPDATE\n"
                 + "  attempts = IF(expires_at <= " + now + ", VALUES(attempts), attempts),\n"
@@ -140,6 +161,18 @@ final class MariaDbBatchSql {
         return confirmUpsert.get(n, rows -> "INSERT INTO " + t
                 + " (id, state, owner, attempts, lease_until, expires_at)\nVALUES " + repeat(confirmValues, rows)
                 + "\n" + confirmUpdate);
+    }
+
+    /**
+     * The whole fenced confirm of n claims in one statement (MariaDB only: it needs {@code RETURNING}): records
+     * completion of every id as the single-id fenced confirm does and returns {@code (id, held)} per row, held when
+     * the claim still held its live lease or had confirmed the id in a caller's transaction. Parameters: per claim
+     * (id, attempt), then owner, owner, token, token.
+     */
+    String confirmClaims(int n) {
+        return confirmClaims.get(n, rows -> "INSERT INTO " + t
+                + " (id, state, owner, attempts, lease_until, expires_at, claim_token)\nVALUES "
+                + repeat(confirmClaimsValues, rows) + "\n" + confirmClaimsUpdate);
     }
 
     /**

@@ -42,10 +42,12 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
  * {@link LockingDialect} describes; batches: in the claim's transaction, before its commit). Everything else is the
  * same SQL on both.
  *
- * <p><b>Batches</b> ({@link MariaDbBatchSql}) are multi-row statements, one commit per batch: a claim batch is one
- * statement on MariaDB (two in one transaction on MySQL); a confirm batch is one {@code UPDATE} of the claims that
- * still hold their lease, in a transaction that commits at once when all of them did (the common case); a batch of
- * plain confirms is one upsert; a release batch locks the rows, decides and updates them, in one transaction.
+ * <p><b>Batches</b> ({@link MariaDbBatchSql}) are multi-row statements, one commit per batch. On MariaDB a claim batch
+ * and a fenced confirm batch are one auto-commit statement each (an upsert with {@code RETURNING}). On MySQL a claim
+ * batch is the upsert and its read-back in one transaction, and a confirm batch one {@code UPDATE} of the claims that
+ * still hold their lease, in a transaction that commits at once when all of them did (the common case). On both, a
+ * batch of plain confirms is one upsert, and a release batch locks the rows, decides and updates them, in one
+ * transaction.
  *
  * <p>Refused key: SQLState class 22 or the error codes 1366 (incorrect string value), 1406 (data too long), 1264 (out
  * of range), with strict mode on (the default since MariaDB 10.2.4 and MySQL 5.7). Retried: 1213 (deadlock, SQLState
@@ -339,17 +341,63 @@ final class MariaDbDialect extends LockingDialect {
     }
 
     /**
-     * One transaction. The common case, every claim still holding its lease, is one {@code UPDATE} (per
+     * On MariaDB one auto-commit statement ({@link MariaDbBatchSql#confirmClaims}) decides and records every claim and
+     * returns which held. On MySQL (no {@code RETURNING}) see {@link #confirmThenDecide}.
+     */
+    @Override
+    public Set<String> confirmClaims(Connection c, String[] ids, Integer[] attempts, UUID owner)
+            throws SQLException {
+        byte[] token = token();
+        if (returning(c)) {
+            if (ids.length <= MariaDbBatchSql.MAX_ROWS) {
+                return confirmReturning(c, ids, attempts, 0, ids.length, owner, token); // one auto-commit statement
+            }
+            return Transactions.run(c, tx -> {
+                Set<String> held = new HashSet<>(ids.length * 2);
+                for (int from = 0; from < ids.length; from += MariaDbBatchSql.MAX_ROWS) {
+                    held.addAll(confirmReturning(tx, ids, attempts, from, chunkEnd(ids, from), owner, token));
+                }
+                return held;
+            });
+        }
+        return confirmThenDecide(c, ids, attempts, owner, token);
+    }
+
+    /** MariaDB: the fenced confirm of ids[from, to) in one statement; @return the ids whose claim held. */
+    private Set<String> confirmReturning(Connection c, String[] ids, Integer[] attempts, int from, int to,
+                                        UUID owner, byte[] token) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(batch.confirmClaims(to - from))) {
+            int p = 1;
+            for (int i = from; i < to; i++) {
+                ps.setString(p++, ids[i]);
+                ps.setInt(p++, attempts[i]);
+            }
+            setOwner(ps, p++, owner);
+            setOwner(ps, p++, owner);
+            ps.setBytes(p++, token);
+            ps.setBytes(p, token);
+            Set<String> held = new HashSet<>((to - from) * 2);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    if (rs.getBoolean(2)) {
+                        held.add(rs.getString(1));
+                    }
+                }
+            }
+            return held;
+        }
+    }
+
+    /**
+     * MySQL: one transaction. The common case, every claim still holding its lease, is one {@code UPDATE} (per
      * {@link MariaDbBatchSql#MAX_ROWS} ids) and the commit. Otherwise the same transaction goes on: it locks every
      * row of the batch ({@code SELECT … FOR UPDATE}), tells the rows its own update just confirmed (they carry this
      * call's token, which the update wrote into {@code claim_token}) from the others, decides those as the single-id
      * fenced confirm does (held: the live lease of this claim, or confirmed by this very claim in a caller's
      * transaction; a row so confirmed is left alone), and records completion of the rest with one upsert.
      */
-    @Override
-    public Set<String> confirmClaims(Connection c, String[] ids, Integer[] attempts, UUID owner)
+    private Set<String> confirmThenDecide(Connection c, String[] ids, Integer[] attempts, UUID owner, byte[] token)
             throws SQLException {
-        byte[] token = token();
         return Transactions.run(c, tx -> {
             int updated = 0;
             for (int from = 0; from < ids.length; from += MariaDbBatchSql.MAX_ROWS) {
