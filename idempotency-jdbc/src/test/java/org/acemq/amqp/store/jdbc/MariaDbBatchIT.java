@@ -137,6 +137,30 @@ class MariaDbBatchIT {
 
     @ParameterizedTest(name = "mysql statements: {0}")
     @ValueSource(booleans = {false, true})
+    void aListLongerThanOneStatementTakesRunsAsOneTransaction(boolean mysql) {
+        JdbcIdempotencyStore store = store(mysql);
+        store.acquire("warm-up");
+        List<String> ids = ids("long-", 1_200); // statements of 500, 500 and 200 ids
+        List<Claim> claims = new ArrayList<>();
+        assertThat(ran(() -> claims.addAll(store.acquireAll(ids)))).containsExactlyElementsOf(mysql
+                ? List.of("INSERT", "INSERT", "INSERT", "SELECT", "SELECT", "SELECT", "COMMIT")
+                : List.of("INSERT", "INSERT", "INSERT", "COMMIT"));
+        assertThat(claims).extracting(Claim::messageId).containsExactlyElementsOf(ids);
+        assertThat(claims).allMatch(Claim::claimed);
+        assertThat(store.acquireAll(ids)).extracting(Claim::result).containsOnly(ClaimResult.IN_PROGRESS);
+        assertThat(ran(() -> assertThat(store.confirmAll(claims.subList(0, 700))).isEmpty()))
+                .containsExactlyElementsOf(mysql ? List.of("UPDATE", "UPDATE", "COMMIT")
+                        : List.of("INSERT", "INSERT", "COMMIT"));
+        assertThat(ran(() -> store.releaseAll(claims.subList(700, 1_200))))
+                .containsExactly("SELECT", "UPDATE", "COMMIT");
+        assertThat(db.count("id LIKE 'long-%' AND state = 1")).isEqualTo(700);
+        assertThat(db.count("id LIKE 'long-%' AND state = 2 AND attempts = 1")).isEqualTo(500);
+        assertThat(store.acquireAll(ids)).extracting(Claim::result)
+                .containsOnly(ClaimResult.ALREADY_CONFIRMED, ClaimResult.CLAIMED);
+    }
+
+    @ParameterizedTest(name = "mysql statements: {0}")
+    @ValueSource(booleans = {false, true})
     void aHundredMessagesCostTheServerAFewCommits(boolean mysql) throws Exception {
         JdbcIdempotencyStore store = store(mysql, db.pool);
         store.acquire("warm-up");

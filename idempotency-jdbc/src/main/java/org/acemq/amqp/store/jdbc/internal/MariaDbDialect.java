@@ -60,6 +60,8 @@ final class MariaDbDialect extends LockingDialect {
     static final int DEADLOCK = 1213;
     /** MariaDB's error code for a lock wait past {@code innodb_lock_wait_timeout}; the statement was rolled back. */
     static final int LOCK_WAIT_TIMEOUT = 1205;
+    /** The major and minor version at the start of a server version string. */
+    private static final Pattern VERSION = Pattern.compile("(\\d+)\\.(\\d+)");
 
     private final String acquire;
     private final MariaDbBatchSql batch;
@@ -187,7 +189,8 @@ final class MariaDbDialect extends LockingDialect {
 
     @Override
     public boolean isRetryable(SQLException e) {
-        return e.getErrorCode() == DEADLOCK || e.getErrorCode() == LOCK_WAIT_TIMEOUT || "40001".equals(e.getSQLState());
+        return e.getErrorCode() == DEADLOCK || e.getErrorCode() == LOCK_WAIT_TIMEOUT
+                || "40001".equals(e.getSQLState());
     }
 
     // ------------------------------------------------------------------------------------------ MariaDB or MySQL
@@ -222,8 +225,6 @@ final class MariaDbDialect extends LockingDialect {
         int minor = Integer.parseInt(m.group(2));
         return major > 10 || (major == 10 && minor >= 5);
     }
-
-    private static final Pattern VERSION = Pattern.compile("(\\d+)\\.(\\d+)");
 
     // ------------------------------------------------------------------------------------------ single ids
 
