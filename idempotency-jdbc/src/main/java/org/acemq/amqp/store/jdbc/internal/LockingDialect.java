@@ -209,7 +209,7 @@ abstract class LockingDialect implements StoreDialect {
                 // H2's MERGE does not turn a concurrent insert of the same id into an update: it waits for that
                 // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again.
                 // A deadlock victim or a lock wait timeout of its own transaction changed nothing either.
-                if (!(isDuplicateKey(e) || ownRetryable(c, e)) || attempt >= 3) {
+                if (!(isDuplicateKey(e) ? attempt < 3 : ownRetryable(c, e) && attempt < BatchStatements.RETRIES)) {
                     throw e;
                 }
             }
@@ -243,7 +243,7 @@ abstract class LockingDialect implements StoreDialect {
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {
-                if (!(isDuplicateKey(e) || ownRetryable(c, e)) || attempt >= 3) {
+                if (!(isDuplicateKey(e) ? attempt < 3 : ownRetryable(c, e) && attempt < BatchStatements.RETRIES)) {
                     throw e;
                 }
             }
