@@ -15,15 +15,17 @@ import java.util.function.Predicate;
 import org.acemq.amqp.benchmarks.e2e.BenchEnv;
 import org.acemq.amqp.benchmarks.e2e.EndToEndBenchmark;
 import org.acemq.amqp.benchmarks.e2e.FingerprintCost;
+import org.acemq.amqp.benchmarks.e2e.ReadCost;
 
 /**
  * The one entry point: {@code java -jar tooling/benchmarks/target/acemq-benchmarks.jar e2e|micro|all [options]}.
  * {@code e2e} runs {@link EndToEndBenchmark} (options documented there); {@code micro} runs the store
  * micro-benchmarks (JMH tryClaim/confirm at 1 and 4 threads for both stores, heap bytes per remembered id), each in
  * its own JVM, and prints a table; {@code all} runs both and writes both tables to one file; {@code fingerprint}
- * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code sustained} runs 1,000,000
- * messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres}); {@code ordered}
- * runs the ordered processing mode against the concurrent one, and a hot key ({@code OrderedBenchmark}).
+ * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code read} times the read stage's
+ * work on an encoded message before and after the body-form step, side by side ({@link ReadCost}); {@code sustained}
+ * runs 1,000,000 messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres});
+ * {@code ordered} runs the ordered processing mode against the concurrent one, and a hot key ({@code OrderedBenchmark}).
  */
 public final class BenchmarkMain {
 
@@ -41,6 +43,7 @@ public final class BenchmarkMain {
         switch (command) {
             case "e2e" -> EndToEndBenchmark.main(rest);
             case "fingerprint" -> FingerprintCost.main(rest);
+            case "read" -> ReadCost.main(rest);
             case "sustained" -> org.acemq.amqp.benchmarks.e2e.SustainedPostgres.main(rest);
             case "ordered" -> org.acemq.amqp.benchmarks.e2e.OrderedBenchmark.main(rest);
             case "micro" -> {
@@ -68,7 +71,8 @@ public final class BenchmarkMain {
                 System.out.println(all);
             }
             default -> {
-                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|sustained|ordered [options]");
+                System.err.println(
+                        "usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|read|sustained|ordered [options]");
                 System.exit(2);
             }
         }
