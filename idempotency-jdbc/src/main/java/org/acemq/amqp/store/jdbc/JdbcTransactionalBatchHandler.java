@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.BatchHandler;
@@ -16,6 +17,8 @@ import org.acemq.amqp.api.BatchItemsFailedException;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
+import org.acemq.amqp.api.OutboxCapture;
+import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore.TransactionalConfirm;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +69,12 @@ import org.slf4j.LoggerFactory;
  *       left out here. Such a message is accepted here without running (its work is done, by the other owner).</li>
  *   <li><b>A lapsed lease</b> (the batch took longer than the lease, nobody took it over) does not lose the work: the
  *       confirm is recorded anyway and logged.</li>
+ *   <li><b>Messages the work sends through a message's envelope</b> ({@link Envelope#send}, {@link Envelope#reply})
+ *       are written to the store's outbox table in the same transaction, after the confirms, for the messages whose
+ *       work committed, and dispatched by the runtime after the commit, as {@link JdbcTransactionalHandler} does for
+ *       one message: exactly once together with the batch's rows, as an idempotent receiver sees them. The sends of a
+ *       message named in a {@link BatchItemsFailedException}, or of a batch rolled back, are never sent. To send,
+ *       the outbox table must exist ({@link JdbcIdempotencyStore#createSchema()} or the shipped migrations).</li>
  * </ul>
  * The requirements of {@link JdbcTransactionalHandler} apply: the same database as the store's table, the store
  * instance the consumer uses, and work that does not commit, roll back, close the connection or switch auto-commit on.
@@ -206,11 +215,26 @@ public final class JdbcTransactionalBatchHandler implements BatchHandler {
                         + "worked on it (its row was not there to lock); the batch's work was rolled back");
             }
         }
-        // OUTBOX: the sends of each message in `succeeded` are to be written to the store's outbox here, in this
-        // transaction, exactly as JdbcTransactionalHandler writes those of its message (OutboxCapture.of(envelope):
-        // outboxEntries() before the commit, outboxStored() after it; outboxDiscarded() for the messages in `done`,
-        // which did not run). Not done yet: it waits for the outbox writes of JdbcTransactionalHandler, to share them.
+        // 4. what each message's work sent, to the outbox in this transaction (after the confirms won, as
+        //    JdbcTransactionalHandler does: an owner that lost the race writes none)
+        List<OutboxCapture> captures = new ArrayList<>(succeeded.size());
+        for (Envelope e : succeeded) {
+            Optional<OutboxCapture> capture = OutboxCapture.of(e);
+            if (capture.isPresent()) {
+                captures.add(capture.get());
+                List<OutboxEntry> sent = capture.get().outboxEntries();
+                if (!sent.isEmpty()) {
+                    store.writeOutbox(connection, e.id(), sent);
+                }
+            }
+        }
         connection.commit();
+        captures.forEach(OutboxCapture::outboxStored);
+        for (Envelope e : batch) {
+            if (done.contains(e.id())) {
+                OutboxCapture.of(e).ifPresent(OutboxCapture::outboxDiscarded); // did not run: sends nothing
+            }
+        }
         for (Envelope e : succeeded) {
             if (results.get(e.id()) == TransactionalConfirm.CONFIRMED_LEASE_LOST) {
                 LOG.info("{} (attempt {}) committed with its batch after its lease had lapsed; no other consumer had "

@@ -94,6 +94,40 @@ class H2TransactionalBatchHandlerTest {
     }
 
     @Test
+    void whatTheWorkSentCommitsToTheOutboxForTheMessagesThatCommitOnly() {
+        storeA.createSchema(); // the outbox table beside the store's
+        List<CapturingEnvelope> batch = new ArrayList<>();
+        for (String id : List.of("m1", "m2", "m3")) {
+            batch.add(new CapturingEnvelope(id, storeA.acquire(id).attempt()));
+        }
+        confirmedElsewhere("m1");
+        JdbcTransactionalBatchHandler handler = JdbcTransactionalBatchHandler.of(storeA, db.pool, (b, c) -> {
+            for (Envelope e : b) {
+                ((CapturingEnvelope) e).send("events", "from " + e.id());
+            }
+            insert(b.subList(0, 1), c); // m2's row; m3 fails before writing
+            throw new BatchItemsFailedException(1, new IllegalStateException("test"));
+        });
+        assertThatThrownBy(() -> handler.handle(List.copyOf(batch))).isInstanceOf(BatchItemsFailedException.class);
+        assertThat(storeA.pendingOutbox("m2")).as("m2 committed: its send is in the outbox")
+                .extracting(OutboxContract::text).containsExactly("from m2");
+        assertThat(batch.get(1).stored).as("outboxStored after the commit").isEqualTo(1);
+        assertThat(storeA.pendingOutbox("m3")).as("m3 failed: nothing of it").isEmpty();
+        assertThat(batch.get(2).stored + batch.get(2).discarded).isZero();
+        assertThat(storeA.pendingOutbox("m1")).as("m1 was done elsewhere and did not run").isEmpty();
+        assertThat(batch.get(0).discarded).isEqualTo(1);
+
+        List<CapturingEnvelope> whole = List.of(new CapturingEnvelope("m4", storeA.acquire("m4").attempt()));
+        JdbcTransactionalBatchHandler failing = JdbcTransactionalBatchHandler.of(storeA, db.pool, (b, c) -> {
+            ((CapturingEnvelope) b.get(0)).send("events", "lost with the rollback");
+            throw new IllegalStateException("test: the whole batch fails");
+        });
+        assertThatThrownBy(() -> failing.handle(List.copyOf(whole))).hasMessageContaining("whole batch");
+        assertThat(storeA.pendingOutbox("m4")).isEmpty();
+        assertThat(whole.get(0).stored).isZero();
+    }
+
+    @Test
     void namedItemsStayUnconfirmedAndMessagesDoneElsewhereAreLeftOut() {
         List<Envelope> batch = claimed("m1", "m2", "m3");
         confirmedElsewhere("m1");

@@ -152,6 +152,37 @@ class JdbcTransactionalBatchHandlerIT {
     }
 
     @Test
+    void theBatchsSendsCommitToTheOutboxWithItsRowsAndConfirms() throws Exception {
+        storeA.createSchema(); // the outbox table beside the store's
+        List<CapturingEnvelope> batch = new ArrayList<>();
+        for (String id : List.of("s1", "s2", "s3")) {
+            batch.add(new CapturingEnvelope(id, storeA.acquire(id).attempt()));
+        }
+        List<List<String>> got = new ArrayList<>();
+        JdbcTransactionalBatchHandler.of(storeA, db.pool, bulkInsert("A", got, (b, c) -> {
+            for (Envelope e : b) {
+                CapturingEnvelope ce = (CapturingEnvelope) e;
+                ce.send("events", "first of " + e.id());
+                ce.send("events", "second of " + e.id());
+            }
+        })).handle(List.copyOf(batch));
+        for (CapturingEnvelope e : batch) {
+            assertThat(storeA.pendingOutbox(e.id())).as("the sends of %s, in order", e.id())
+                    .extracting(OutboxContract::text).containsExactly("first of " + e.id(), "second of " + e.id());
+            assertThat(e.stored).as("outboxStored after the commit").isEqualTo(1);
+            assertThat(effectsOf(e.id())).isEqualTo(1);
+        }
+
+        CapturingEnvelope rolledBack = new CapturingEnvelope("s4", storeA.acquire("s4").attempt());
+        assertThatThrownBy(() -> JdbcTransactionalBatchHandler.of(storeA, db.pool, bulkInsert("A", got, (b, c) -> {
+            ((CapturingEnvelope) b.get(0)).send("events", "never");
+            throw new IllegalStateException("test: the batch fails");
+        })).handle(List.of(rolledBack))).hasMessage("test: the batch fails");
+        assertThat(storeA.pendingOutbox("s4")).as("a rolled back batch writes no outbox row").isEmpty();
+        assertThat(rolledBack.stored).isZero();
+    }
+
+    @Test
     void aFailingWorkLeavesNeitherEffectsNorConfirmsAndItsExceptionReachesTheRuntimeUnchanged() {
         List<Envelope> batch = claimed("m1", "m2");
         PermanentMessageException permanent = new PermanentMessageException("the file is malformed");
