@@ -439,6 +439,10 @@ public final class EndToEndBenchmark {
         if (mode.startsWith("postgres-default-")) {
             return "**AceMQ + JdbcIdempotencyStore, its defaults** (pool " + options.pgPool + ")";
         }
+        if (mode.startsWith("postgres-batch")) {
+            return "**AceMQ + JdbcIdempotencyStore, its defaults, batch handler of up to " + Modes.batchSize(mode)
+                    + " messages** (pool " + options.pgPool + ")";
+        }
         if (mode.startsWith("camel-mariadb-")) {
             return "Camel 4.22 idempotent consumer, JDBC repository on MariaDB (pool " + options.pgPool + ")";
         }
@@ -535,6 +539,17 @@ public final class EndToEndBenchmark {
                     what, fmt(p.rate("postgres-default-4")), fmt(p.rate("camel-jdbc-4")), r,
                     num(p.medianOf("postgres-default-4", Sample::commitsPerMsg), 3),
                     num(p.medianOf("camel-jdbc-4", Sample::commitsPerMsg), 3), r >= 5 ? "**met**" : "not met"));
+        }
+        what = "durable PostgreSQL, store defaults, 4 handler threads: batches of 100 against single messages "
+                + "(no target; measured side by side)";
+        if (p == null || !p.samples.containsKey("postgres-batch100-4") || !p.samples.containsKey("postgres-default-4")) {
+            sb.append("| ").append(what).append(" | — | not measured in this run |\n");
+        } else {
+            double r = p.rate("postgres-batch100-4") / p.rate("postgres-default-4");
+            sb.append(String.format(Locale.ROOT, "| %s | %s against %s msg/s: %.2f × (commits/msg %s against %s) | "
+                    + "measured |%n", what, fmt(p.rate("postgres-batch100-4")), fmt(p.rate("postgres-default-4")), r,
+                    num(p.medianOf("postgres-batch100-4", Sample::commitsPerMsg), 3),
+                    num(p.medianOf("postgres-default-4", Sample::commitsPerMsg), 3)));
         }
         String tuned = "postgres-tuned-" + options.pgTunedThreads;
         what = "durable PostgreSQL, best documented setting, ≤ 64 handler threads: ≥ 25,000 msg/s and ≤ 0.05 commits/msg";
@@ -1013,8 +1028,11 @@ public final class EndToEndBenchmark {
                            MessageHandler handler, BenchEnv.StoreServer pg) throws Exception {
         Counter counter = new Counter(n);
         Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
-        Subscription.Builder subscription = Subscription.builder(queue, handler).concurrency(threads)
-                .prefetch(prefetch);
+        int batchSize = Modes.batchSize(mode);
+        // a batch row's handler does per message what the single-message row's does: nothing
+        Subscription.Builder subscription = (batchSize > 0
+                ? Subscription.batchBuilder(queue, batch -> batch.forEach(e -> { })).batchSize(batchSize)
+                : Subscription.builder(queue, handler)).concurrency(threads).prefetch(prefetch);
         if (Modes.fingerprintOff(mode)) {
             subscription.fingerprint(Fingerprint.off());
         }

@@ -19,6 +19,9 @@ import java.util.regex.Pattern;
  *     repository</li>
  * <li>{@code postgres-default-N}: AceMQ with JdbcIdempotencyStore built with its defaults</li>
  * <li>{@code postgres-tuned-N}: AceMQ with JdbcIdempotencyStore in the setting of {@code --pg-tuned-*}</li>
+ * <li>{@code postgres-batchB-N}: AceMQ with JdbcIdempotencyStore built with its defaults and a batch handler that gets
+ *     up to B messages per call ({@code Subscription.batchBuilder}, {@code batchSize(B)}); group {@code batch}
+ *     measures {@code postgres-batch100-4} beside {@code postgres-default-4}</li>
  * <li>{@code memory-fp-off-N}, {@code postgres-default-fp-off-N}, {@code postgres-tuned-fp-off-N}: the same AceMQ row
  *     with {@code Fingerprint.off()} (the rows without it run the default, {@code Fingerprint.body()})</li>
  * <li>{@code mariadb-default-N}: AceMQ with JdbcIdempotencyStore's defaults on a durable private MariaDB;
@@ -29,7 +32,7 @@ import java.util.regex.Pattern;
  *
  * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel),
  * {@code mariadb} (AceMQ and Camel on MariaDB), {@code redis} (standalone), {@code redis-cluster} (1 and 3 masters),
- * {@code stores} (the last three).
+ * {@code stores} (the last three), {@code batch} (batches of 100 and single messages on PostgreSQL).
  * {@code --fingerprint on,off} runs each AceMQ row of the phase with the fingerprint on and off, side by side;
  * {@code --fingerprint off} only off ({@link #withFingerprint}).
  */
@@ -41,6 +44,7 @@ final class Modes {
     private static final Pattern NAME = Pattern.compile(
             "(raw|raw-pool(\\d+)|memory-(?:fp-off-)?(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
                     + "|postgres-default-(?:fp-off-)?(\\d+)|postgres-tuned-(?:fp-off-)?(\\d+)"
+                    + "|postgres-batch[1-9]\\d*-(?:fp-off-)?(\\d+)"
                     + "|mariadb-default-(\\d+)|camel-mariadb-(\\d+)|redis-default-(\\d+)"
                     + "|redis-cluster[1-9]\\d*-(\\d+))");
 
@@ -48,6 +52,8 @@ final class Modes {
     static final List<String> MARIADB = List.of("mariadb-default-4", "camel-mariadb-4");
     static final List<String> REDIS = List.of("redis-default-4");
     static final List<String> REDIS_CLUSTER = List.of("redis-cluster1-4", "redis-cluster3-4");
+    /** A batch handler's row and the single-message row it is compared with, on durable PostgreSQL. */
+    static final List<String> BATCH = List.of("postgres-default-4", "postgres-batch100-4");
 
     /** The infix of a row run with {@code Fingerprint.off()}. */
     private static final String FP_OFF = "fp-off-";
@@ -93,6 +99,7 @@ final class Modes {
                 case "mariadb" -> out.addAll(MARIADB);
                 case "redis" -> out.addAll(REDIS);
                 case "redis-cluster" -> out.addAll(REDIS_CLUSTER);
+                case "batch" -> out.addAll(BATCH);
                 case "stores" -> {
                     out.addAll(MARIADB);
                     out.addAll(REDIS);
@@ -119,10 +126,10 @@ final class Modes {
         Matcher m = NAME.matcher(mode);
         if (!m.matches()) {
             throw new IllegalArgumentException("unknown mode " + mode + "; known: raw, raw-poolN, memory-N, spring-N,"
-                    + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N, memory-fp-off-N,"
-                    + " postgres-default-fp-off-N, postgres-tuned-fp-off-N, mariadb-default-N, camel-mariadb-N,"
+                    + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N, postgres-batchB-N,"
+                    + " memory-fp-off-N, postgres-default-fp-off-N, postgres-tuned-fp-off-N, mariadb-default-N, camel-mariadb-N,"
                     + " redis-default-N, redis-clusterM-N and the groups memory, spring, camel,"
-                    + " postgres, peers, mariadb, redis, redis-cluster, stores");
+                    + " postgres, peers, mariadb, redis, redis-cluster, stores, batch");
         }
         if (mode.equals("raw")) {
             return 1;
@@ -242,6 +249,14 @@ final class Modes {
             return Server.REDIS;
         }
         return null;
+    }
+
+    /** @return the most messages per call of a {@code postgres-batchB-N} row's batch handler, 0 for other rows */
+    static int batchSize(String mode) {
+        if (!mode.startsWith("postgres-batch")) {
+            return 0;
+        }
+        return Integer.parseInt(mode.substring("postgres-batch".length(), mode.indexOf('-', "postgres-batch".length())));
     }
 
     /** @return the masters of a {@code redis-clusterM-N} row, 0 for the standalone {@code redis-default-N} */

@@ -69,6 +69,22 @@ class ModesTest {
     }
 
     @Test
+    void theBatchGroupMeasuresBatchesOf100BesideSingleMessagesOnPostgres() {
+        assertThat(Modes.resolve(List.of("batch"), true, 64, true))
+                .containsExactly("raw", "raw-pool4", "postgres-default-4", "postgres-batch100-4");
+        assertThat(Modes.batchSize("postgres-batch100-4")).isEqualTo(100);
+        assertThat(Modes.batchSize("postgres-batch100-fp-off-4")).isEqualTo(100);
+        assertThat(Modes.batchSize("postgres-default-4")).isZero();
+        assertThat(Modes.threads("postgres-batch100-4")).isEqualTo(4);
+        assertThat(Modes.threads("postgres-batch100-fp-off-4")).isEqualTo(4);
+        assertThat(Modes.fingerprintOffTwin("postgres-batch100-4")).isEqualTo("postgres-batch100-fp-off-4");
+        assertThat(Modes.server("postgres-batch100-4")).isEqualTo(Modes.Server.POSTGRES);
+        assertThat(Modes.resolve(List.of("batch"), true, 64, false)).containsExactly("raw", "raw-pool4");
+        assertThatThrownBy(() -> Modes.threads("postgres-batch0-4")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("unknown mode postgres-batch0-4");
+    }
+
+    @Test
     void unknownOrZeroThreadModesAreRefusedByName() {
         assertThatThrownBy(() -> Modes.resolve(List.of("kafka-4"), true, 64, true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown mode kafka-4");
