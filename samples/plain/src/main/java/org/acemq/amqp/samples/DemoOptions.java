@@ -36,7 +36,7 @@ public record DemoOptions(boolean help, int messages, double duplicates, double 
 
     /** The usage text printed by {@code --help} and after a bad argument. */
     public static final String USAGE = String.join(System.lineSeparator(),
-            "Usage: java -jar tooling/samples/target/acemq-samples.jar [options]",
+            "Usage: java -jar samples/plain/target/acemq-samples.jar [options]",
             "",
             "Publishes an order workload with duplicates, transient failures and poison messages, consumes it with",
             "the AceMQ consumer runtime and proves every order was processed exactly once. With no options it starts",

@@ -116,7 +116,7 @@ class DemoOptionsTest {
         Captured c = run("--messages", "-5");
         assertThat(c.status).isEqualTo(OrdersDemo.EXIT_USAGE);
         assertThat(c.err).contains("error: --messages must be between 1 and 10000000, but was -5")
-                .contains("Usage: java -jar tooling/samples/target/acemq-samples.jar");
+                .contains("Usage: java -jar samples/plain/target/acemq-samples.jar");
         assertThat(c.out).isEmpty();
     }
 
