@@ -18,7 +18,8 @@ import javax.sql.DataSource;
  * @param orders the run's distinct orders
  * @param rowsInOrders rows in {@code orders} for the run's orders
  * @param twiceInOrders orders with more than one row there
- * @param eventsSent rows of the order service's outbox for the run's commands (one per committed order)
+ * @param eventsSent rows of the order service's outbox for the run's commands (one per committed order; its key
+ *     carries the run id, as the order ids and the commands' message-ids do)
  * @param eventsPending of those, the ones not dispatched yet
  * @param rowsInShipments rows in {@code shipments} for the run's orders
  * @param twiceInShipments orders with more than one row there
@@ -54,9 +55,11 @@ public record Ledger(int orders, long rowsInOrders, int twiceInOrders, long even
                     + shippingSchema + ".shipments WHERE order_id LIKE ? GROUP BY order_id", prefix);
             long sent;
             long pending;
+            // the run's commands by their key, whatever the subscription keys by: the order id and the command's
+            // message-id both carry "-<run id>-"
             try (PreparedStatement ps = c.prepareStatement("SELECT count(*), count(*) FILTER (WHERE dispatched_at IS"
                     + " NULL) FROM " + outboxTable + " WHERE incoming_key LIKE ?")) {
-                ps.setString(1, "%" + prefix);
+                ps.setString(1, "%-" + plan.runId() + "-%");
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     sent = rs.getLong(1);
