@@ -67,14 +67,16 @@ class ArtifactsIT {
     }
 
     @Test
-    void theSampleJarsNameVersionAndCommitButHaveNoSourcesOrJavadocBecauseTheSampleIsNotPublished() throws IOException {
-        Path target = Project.unpublishedModule("acemq-samples").resolve("target");
+    void theSampleJarsNameVersionAndCommitButHaveNoSourcesOrJavadocBecauseTheSamplesAreNotPublished()
+            throws IOException {
         String version = Project.version();
-        assertManifest(target.resolve("acemq-samples-" + version + ".jar"), "acemq-samples", version,
-                expectedRevision());
-        assertManifest(target.resolve("acemq-samples.jar"), "acemq-samples", version, expectedRevision());
-        assertThat(target.resolve("acemq-samples-" + version + "-sources.jar")).doesNotExist();
-        assertThat(target.resolve("acemq-samples-" + version + "-javadoc.jar")).doesNotExist();
+        for (String sample : List.of("acemq-samples", "acemq-samples-two-services")) {
+            Path target = Project.unpublishedModule(sample).resolve("target");
+            assertManifest(target.resolve(sample + "-" + version + ".jar"), sample, version, expectedRevision());
+            assertManifest(target.resolve(sample + ".jar"), sample, version, expectedRevision());
+            assertThat(target.resolve(sample + "-" + version + "-sources.jar")).doesNotExist();
+            assertThat(target.resolve(sample + "-" + version + "-javadoc.jar")).doesNotExist();
+        }
     }
 
     @Test

@@ -183,9 +183,9 @@ public final class ChainHarness {
             early.add(plan.orderId(n));
         }
         Collections.shuffle(early, random);
-        List<String> crashOrders = early.subList(0, Math.min(early.size(), config.crashesPerService()));
-        List<String> crashShipping = early.subList(config.crashesPerService(),
-                Math.min(early.size(), 2 * config.crashesPerService()));
+        int split = Math.min(early.size(), config.crashesPerService());
+        List<String> crashOrders = early.subList(0, split);
+        List<String> crashShipping = early.subList(split, Math.min(early.size(), 2 * config.crashesPerService()));
         List<Fault> faults = timedFaults();
         note("work dir " + workDir + "; " + plan.orders() + " orders, " + plan.duplicates() + " duplicates, "
                 + plan.newIdRetries() + " retries under new ids; after-commit crashes: orders " + crashOrders
