@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class SampleCommandsTest {
 
     private static final Pattern COMMAND = Pattern.compile(
-            "mvn -q -pl (\\S+) -am package -DskipTests && java -jar (\\S+)");
+            "mvn -q -pl ([^\\s`]+) -am package -DskipTests && java -jar ([^\\s`]+)");
     private static final Pattern MODULE = Pattern.compile("<module>([^<]+)</module>");
     private static final Pattern SHADED = Pattern.compile(
             "<outputFile>\\$\\{project\\.build\\.directory}/([^<]+)</outputFile>");
