@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * A disposition handed to the connection's I/O thread while the connection is alive, and the connection failing
- * before that thread writes it (issue 22: 5,832 {@code ENGINE_SHUTDOWN} lines in a RabbitMQ soak, each a disposition
+ * before that thread writes it (found as 5,832 {@code ENGINE_SHUTDOWN} lines in a RabbitMQ soak, each a disposition
  * that waited behind a saturated I/O thread). protonj2's own {@code accept()} queues a task that then meets a shut-down
  * engine, which throws and is logged as a WARN with a stack trace. The runtime's task checks the engine on the I/O
  * thread first, drops the disposition and counts it.
