@@ -8,10 +8,11 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.acemq.amqp.api.AcemqException;
-import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.State;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
+import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +31,7 @@ public final class ConsumerRuntime {
     private final StoreAccess store;
     private final StoreGate gate;
     private final CreditAllocator allocator;
-    private final EngineHooks hooks = EngineHooks.get();
+    private final ProtonInternals internals = ProtonInternals.forConsumer();
     private final CurrentBroker broker = new CurrentBroker();
     private final Control control;
     private final LeaseHeartbeats heartbeats;
@@ -62,7 +63,7 @@ public final class ConsumerRuntime {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
             Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
-                    hooks, new Sends(spec.name(), senders, store.outbox(),
+                    internals, new Sends(spec.name(), senders, store.outbox(),
                             spec.acknowledgementMode() == org.acemq.amqp.consumer.AcknowledgementMode.TRANSACTIONAL), leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
                     config.connection().requestTimeout()));
@@ -91,7 +92,7 @@ public final class ConsumerRuntime {
         if (heartbeats != null) {
             heartbeats.start();
         }
-        if (!hooks.available()) {
+        if (!internals.hooksAvailable()) {
             scheduleCreditCheck();
         }
         if (!config.failFastStart()) {
