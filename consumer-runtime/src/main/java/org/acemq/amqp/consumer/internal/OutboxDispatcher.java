@@ -27,15 +27,15 @@ final class OutboxDispatcher {
     static final int IDS_PER_LINE = 5;
 
     private final OutboxStore store;
-    private final Sends.Outlet outlet;
+    private final Outlet outlet;
     private final OutboxState state;
 
     /**
-     * @param store the store's outbox
+     * @param store the store's outbox; null if the store keeps none (failures are then not recorded in it)
      * @param outlet where messages go out
      * @param state the consumer's view of the outbox, or null (failures are then only logged and recorded)
      */
-    OutboxDispatcher(OutboxStore store, Sends.Outlet outlet, OutboxState state) {
+    OutboxDispatcher(OutboxStore store, Outlet outlet, OutboxState state) {
         this.store = store;
         this.outlet = outlet;
         this.state = state;
@@ -116,6 +116,9 @@ final class OutboxDispatcher {
     private void record(OutboxEntry entry, String error, String who) {
         if (state != null) {
             state.failed(error);
+        }
+        if (store == null) {
+            return;
         }
         try {
             store.outboxFailed(entry, error);

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe: handler threads and the outbox sweep send at the same time; protonj2 queues their work on the
  * connection's I/O thread.
  */
-final class Senders implements Sends.Outlet {
+final class Senders implements Outlet {
 
     private static final Logger LOG = LoggerFactory.getLogger(Senders.class);
     /** The most senders kept open at once. */

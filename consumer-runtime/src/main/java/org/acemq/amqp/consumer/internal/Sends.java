@@ -25,18 +25,6 @@ final class Sends {
 
     private static final Logger LOG = LoggerFactory.getLogger(Sends.class);
 
-    /** Where messages go out ({@link Senders} on the consumer's connection). */
-    interface Outlet {
-        /**
-         * Sends every message and waits until the broker settled each.
-         *
-         * @param messages what to send, in order
-         * @param path how they are sent (for the observer)
-         * @return per message, in order: null if the broker accepted it, else why not
-         */
-        List<SendFailedException> send(List<Outbound> messages, SendPath path);
-    }
-
     private final String name;
     private final String who;
     private final Outlet senders;
@@ -61,7 +49,7 @@ final class Sends {
         this.who = "Subscription '" + name + "'";
         this.senders = senders;
         this.outbox = outbox;
-        this.dispatcher = outbox == null ? null : new OutboxDispatcher(outbox, senders, state);
+        this.dispatcher = new OutboxDispatcher(outbox, senders, state);
     }
 
     /**
@@ -79,12 +67,6 @@ final class Sends {
             case DISCARDED:
                 return facts;
             case STORED:
-                if (dispatcher == null) {
-                    // written to the outbox of a store other than the consumer's (a misconfiguration the
-                    // transactional handler's documentation warns of): sent, but that outbox is never marked
-                    senders.send(sends, SendPath.OUTBOX);
-                    return facts;
-                }
                 d.dispatched = dispatcher.dispatch(envelope.storedEntries(), sends, SendPath.OUTBOX, who);
                 return facts;
             default:
