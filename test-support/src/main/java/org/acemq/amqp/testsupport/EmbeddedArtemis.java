@@ -82,6 +82,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
     private final ArtemisAddressSettings addressSettings;
     private final Map<String, String> extraAcceptors;
     private final ActiveMQSecurityManager customSecurityManager;
+    private final List<String> withoutAutoCreate;
 
     private ActiveMQServer server;
     private int port = -1;
@@ -100,6 +101,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
         this.addressSettings = b.addressSettings;
         this.extraAcceptors = Map.copyOf(b.extraAcceptors);
         this.customSecurityManager = b.securityManager;
+        this.withoutAutoCreate = List.copyOf(b.withoutAutoCreate);
         if (b.dataDirectory != null) {
             this.dataDirectory = b.dataDirectory;
             this.deleteDataDirectoryOnClose = false;
@@ -363,6 +365,25 @@ public final class EmbeddedArtemis implements AutoCloseable {
     }
 
     /**
+     * Creates an ANYCAST address with one durable queue of the same name, as an operator would (for an address the
+     * broker does not create on demand: {@link Builder#withoutAutoCreate}). Nothing happens if the queue exists.
+     *
+     * @param queue the address and queue name
+     * @return this
+     */
+    public EmbeddedArtemis createQueue(String queue) {
+        if (!queueExists(queue)) {
+            try {
+                server().createQueue(org.apache.activemq.artemis.api.core.QueueConfiguration.of(queue)
+                        .setRoutingType(RoutingType.ANYCAST).setDurable(true).setAutoCreateAddress(true));
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot create queue " + queue, e);
+            }
+        }
+        return this;
+    }
+
+    /**
      * @param queue a queue name
      * @return whether a queue with this name exists (queues are auto-created on first attach or send)
      */
@@ -532,6 +553,11 @@ public final class EmbeddedArtemis implements AutoCloseable {
                 .setAutoCreateQueues(true).setAutoCreateAddresses(true)
                 .setDefaultAddressRoutingType(RoutingType.ANYCAST)
                 .setDefaultQueueRoutingType(RoutingType.ANYCAST));
+        for (String match : withoutAutoCreate) {
+            // merged over "#": only these two values differ, so such an address is refused until it is created
+            cfg.addAddressSetting(match, new AddressSettings().setAutoCreateAddresses(false)
+                    .setAutoCreateQueues(false));
+        }
         addressSettings.applyTo(cfg);
 
         ActiveMQSecurityManager securityManager = customSecurityManager;
@@ -616,8 +642,23 @@ public final class EmbeddedArtemis implements AutoCloseable {
         private ArtemisAddressSettings addressSettings = ArtemisAddressSettings.TEST_DEFAULTS;
         private final Map<String, String> extraAcceptors = new LinkedHashMap<>();
         private ActiveMQSecurityManager securityManager;
+        private final List<String> withoutAutoCreate = new ArrayList<>();
 
         private Builder() {
+        }
+
+        /**
+         * Addresses matching {@code match} (an Artemis address match: {@code refused.#}) are not created on demand:
+         * a sender attached to one that does not exist is refused with {@code amqp:not-found}, as on a broker whose
+         * addresses its operators manage. {@link EmbeddedArtemis#createQueue} creates one. Has an effect with
+         * {@link ArtemisAddressSettings#TEST_DEFAULTS} only.
+         *
+         * @param match the address match
+         * @return this builder
+         */
+        public Builder withoutAutoCreate(String match) {
+            withoutAutoCreate.add(Objects.requireNonNull(match, "match"));
+            return this;
         }
 
         /**
