@@ -38,7 +38,16 @@ final class Outboxes {
 
     /** Creates the store's tables (idempotency and outbox) and the business table {@code outbox_orders}. */
     static JdbcIdempotencyStore store(PostgresSchema schema, String table) throws SQLException {
-        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(schema.dataSource()).tableName(table).build();
+        return store(schema, table, JdbcIdempotencyStore.DEFAULT_LEASE);
+    }
+
+    /**
+     * As {@link #store(PostgresSchema, String)}, with a lease of its own (also how long a row whose dispatch failed is
+     * held from the sweep).
+     */
+    static JdbcIdempotencyStore store(PostgresSchema schema, String table, Duration lease) throws SQLException {
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(schema.dataSource()).tableName(table).lease(lease)
+                .build();
         store.createSchema();
         try (Connection c = schema.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS outbox_orders (id text PRIMARY KEY)");
