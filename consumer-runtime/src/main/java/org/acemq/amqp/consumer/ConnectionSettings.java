@@ -52,6 +52,12 @@ public final class ConnectionSettings {
     public static final String DEFAULT_STORE_TYPE = "PKCS12";
     /** How long before a token expires the consumer renews its connection with a new one: 1 minute. */
     public static final Duration DEFAULT_TOKEN_REFRESH_BEFORE = Duration.ofMinutes(1);
+    /** The largest AMQP frame the consumer accepts from the broker (open.max-frame-size): 64 KiB, protonj2's default. */
+    public static final int DEFAULT_MAX_FRAME_SIZE = 65536;
+    /** The smallest max-frame-size AMQP allows: 512 bytes. */
+    public static final int MIN_MAX_FRAME_SIZE = 512;
+    /** The largest max-frame-size accepted here: 16 MiB (well below the session window of 100 MiB it must fit). */
+    public static final int MAX_MAX_FRAME_SIZE = 16 * 1024 * 1024;
 
     private final String host;
     private final int port;
@@ -82,6 +88,7 @@ public final class ConnectionSettings {
     private final Duration idleTimeout;
     private final Duration openTimeout;
     private final Duration requestTimeout;
+    private final int maxFrameSize;
 
     private ConnectionSettings(Builder b) {
         this.host = b.host;
@@ -114,6 +121,7 @@ public final class ConnectionSettings {
         this.idleTimeout = b.idleTimeout;
         this.openTimeout = b.openTimeout;
         this.requestTimeout = b.requestTimeout;
+        this.maxFrameSize = b.maxFrameSize;
     }
 
     /**
@@ -273,6 +281,11 @@ public final class ConnectionSettings {
         return requestTimeout;
     }
 
+    /** @return the largest frame the consumer accepts from the broker, in bytes (default 64 KiB) */
+    public int maxFrameSize() {
+        return maxFrameSize;
+    }
+
     /** @return the settings without any credential */
     @Override
     public String toString() {
@@ -317,6 +330,7 @@ public final class ConnectionSettings {
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
         private Duration openTimeout = DEFAULT_OPEN_TIMEOUT;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+        private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
 
         private Builder(String host, int port) {
             this.host = Validation.notBlank("host", host);
@@ -612,6 +626,24 @@ public final class ConnectionSettings {
          */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = Validation.positive("requestTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * The largest AMQP frame the consumer accepts (the max-frame-size of its open): the broker sends no frame
+         * larger, so a message larger than this comes in several transfer frames (which the runtime decodes like
+         * any other). Smaller frames bound how much of a large message one read holds; the broker's own limit applies
+         * too (the smaller of the two wins).
+         *
+         * @param bytes between {@value #MIN_MAX_FRAME_SIZE} (the AMQP minimum) and 16 MiB; default 64 KiB
+         * @return this builder
+         */
+        public Builder maxFrameSize(int bytes) {
+            if (bytes < MIN_MAX_FRAME_SIZE || bytes > MAX_MAX_FRAME_SIZE) {
+                throw new IllegalArgumentException("maxFrameSize must be between " + MIN_MAX_FRAME_SIZE + " and "
+                        + MAX_MAX_FRAME_SIZE + " bytes, but was " + bytes);
+            }
+            this.maxFrameSize = bytes;
             return this;
         }
 

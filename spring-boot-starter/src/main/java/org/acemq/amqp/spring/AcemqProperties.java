@@ -91,6 +91,8 @@ public class AcemqProperties {
         private Duration openTimeout;
         /** Timeout for transaction declare/discharge and drains (runtime default 30s). */
         private Duration requestTimeout;
+        /** Largest AMQP frame accepted from the broker, in bytes, 512 to 16 MiB (runtime default 65536). */
+        private Integer maxFrameSize;
         /** TLS. */
         private final Tls tls = new Tls();
         /** SASL mechanism choice. */
@@ -188,6 +190,16 @@ public class AcemqProperties {
         /** @param requestTimeout timeout for transaction declare/discharge and drains (runtime default 30s) */
         public void setRequestTimeout(Duration requestTimeout) {
             this.requestTimeout = requestTimeout;
+        }
+
+        /** @return largest AMQP frame accepted from the broker, in bytes (runtime default 65536) */
+        public Integer getMaxFrameSize() {
+            return maxFrameSize;
+        }
+
+        /** @param maxFrameSize largest AMQP frame accepted from the broker, in bytes, 512 to 16 MiB */
+        public void setMaxFrameSize(Integer maxFrameSize) {
+            this.maxFrameSize = maxFrameSize;
         }
 
         /** @return TLS */

@@ -27,6 +27,7 @@ final class AmqpOptions {
         o.drainTimeout(settings.requestTimeout().toMillis());
         o.closeTimeout(settings.requestTimeout().toMillis());
         o.idleTimeout(settings.idleTimeout().toMillis());
+        o.maxFrameSize(settings.maxFrameSize());
         if (settings.user() != null) {
             o.user(settings.user());
             o.password(token != null ? token.token().value() : settings.password());

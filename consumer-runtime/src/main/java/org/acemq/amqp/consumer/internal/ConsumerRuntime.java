@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.acemq.amqp.api.AcemqException;
 import org.acemq.amqp.api.OutboxStore;
+import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.State;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
@@ -77,7 +78,9 @@ public final class ConsumerRuntime {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
             Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
-                    hooks, new Sends(spec.name(), senders, outbox, outboxState), leasePeriodNanos, connector::failed);
+                    hooks, new Sends(spec.name(), senders, outbox, outboxState,
+                            spec.acknowledgementMode() == AcknowledgementMode.TRANSACTIONAL),
+                    leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
                     config.connection().requestTimeout()));
         }

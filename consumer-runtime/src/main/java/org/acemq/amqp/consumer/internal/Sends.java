@@ -30,26 +30,30 @@ final class Sends {
     private final Outlet senders;
     private final OutboxStore outbox;
     private final OutboxDispatcher dispatcher;
+    private final boolean transactional;
 
     /**
      * @param senders where messages go out
      * @param outbox the store's outbox, or null if the store keeps none
      */
     Sends(String name, Outlet senders, OutboxStore outbox) {
-        this(name, senders, outbox, null);
+        this(name, senders, outbox, null, false);
     }
 
     /**
      * @param senders where messages go out
      * @param outbox the store's outbox, or null if the store keeps none
      * @param state the consumer's view of the outbox (told of failed dispatches), or null
+     * @param transactional a {@code TRANSACTIONAL} subscription: what a handler sent goes out in the AMQP transaction
+     *     that accepts its message ({@link TransactionalSettlement}), not here
      */
-    Sends(String name, Outlet senders, OutboxStore outbox, OutboxState state) {
+    Sends(String name, Outlet senders, OutboxStore outbox, OutboxState state, boolean transactional) {
         this.name = name;
         this.who = "Subscription '" + name + "'";
         this.senders = senders;
         this.outbox = outbox;
         this.dispatcher = new OutboxDispatcher(outbox, senders, state);
+        this.transactional = transactional;
     }
 
     /**
@@ -70,6 +74,10 @@ final class Sends {
                 d.dispatched = dispatcher.dispatch(envelope.storedEntries(), sends, SendPath.OUTBOX, who);
                 return facts;
             default:
+                if (transactional) {
+                    d.sendsInTransaction = true; // sent with the accept, in one AMQP transaction
+                    return facts;
+                }
                 SendFailedException failure = first(senders.send(sends, SendPath.DIRECT));
                 if (failure == null) {
                     return facts;

@@ -34,9 +34,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link LeasedIdempotencyStore} in a database table, shared by any number of consumers and processes: PostgreSQL,
  * MariaDB / MySQL, or H2 for tests ({@link JdbcDialect}, read from the first connection's metadata unless
- * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB and H2 a claim is an upsert that
- * decides plus a read-back, and a fenced confirm that lost the fast path and a batch are short transactions of a few
- * statements, with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
+ * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB a claim is an upsert that decides
+ * and returns its rows ({@code RETURNING}; on MySQL and H2 plus a read-back), a fenced confirm that lost the fast path
+ * is a short transaction of a few statements, and a batch is a few multi-row statements with one commit (H2: each id's
+ * statements in one transaction), with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
  *
  * <pre>{@code
  * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
@@ -57,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
  * <p><b>Batch calls</b> ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) run one statement, one
- * transaction and one commit per call, all or nothing.
+ * transaction and one commit per call, all or nothing (on MariaDB / MySQL one to three multi-row statements in that
+ * one transaction).
  *
  * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) on by default}, nothing to tune): while fewer
  * calls run than the pool has connections, every {@code acquire}, {@code confirm} and {@code release(Claim)} runs its
@@ -143,6 +145,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
     private final JdbcGroupCommit groupCommit; // null when group commit is off
     private final int groupCommitMaxInFlight;
     private final JdbcOutbox outbox;
+    private final boolean mysqlStatements; // tests only, see Builder.mysqlStatements
 
     private JdbcIdempotencyStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -152,9 +155,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
         this.owner = b.owner != null ? b.owner : UUID.randomUUID();
         this.purgeBatchSize = b.purgeBatchSize;
         this.purgePause = b.purgePause;
+        this.mysqlStatements = b.mysqlStatements;
         if (b.dialect != null) {
             this.dialectKind = b.dialect;
-            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention);
+            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention, b.mysqlStatements);
         }
         this.batches = new BatchStatements(new BatchStatements.DialectSource() {
             @Override
@@ -795,7 +799,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
             if (dialect == null) {
                 JdbcDialect kind = JdbcDialect.ofProduct(c.getMetaData().getDatabaseProductName());
                 dialectKind = kind;
-                dialect = Dialects.create(kind.name(), table, lease, retention);
+                dialect = Dialects.create(kind.name(), table, lease, retention, mysqlStatements);
                 LOG.debug("Idempotency table {}: {} dialect, read from the connection", table, kind);
             }
             return dialect;
@@ -1047,6 +1051,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
         private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
         private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
+        private boolean mysqlStatements;
         private JdbcDialect dialect;
 
         private Builder(DataSource dataSource) {
@@ -1196,6 +1201,15 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
         /** Tests only: a group-commit batch of one runs the array statement too, not the single-id one. */
         Builder arraySqlForSingletons(boolean value) {
             this.arraySqlForSingletons = value;
+            return this;
+        }
+
+        /**
+         * Tests only: on MariaDB, run the statements the dialect runs on MySQL 8 (claims without {@code RETURNING},
+         * read back in their own transaction), so that they are tested on the server there is.
+         */
+        Builder mysqlStatements(boolean value) {
+            this.mysqlStatements = value;
             return this;
         }
 

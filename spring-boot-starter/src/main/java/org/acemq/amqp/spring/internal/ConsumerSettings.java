@@ -220,6 +220,7 @@ final class ConsumerSettings {
         set(p.getIdleTimeout(), b::idleTimeout);
         set(p.getOpenTimeout(), b::openTimeout);
         set(p.getRequestTimeout(), b::requestTimeout);
+        set(p.getMaxFrameSize(), b::maxFrameSize);
         return b;
     }
 

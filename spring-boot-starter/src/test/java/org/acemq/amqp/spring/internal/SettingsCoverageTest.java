@@ -311,6 +311,7 @@ class SettingsCoverageTest {
         assertThat(s.enabledCipherSuites()).containsExactly("TLS_AES_128_GCM_SHA256");
         assertThat(s.saslMechanisms()).containsExactly(SaslMechanism.PLAIN);
         assertThat(s.tokenRefreshBefore()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(s.maxFrameSize()).isEqualTo(16384);
     }
 
     /** A token credential bean. */
@@ -414,6 +415,7 @@ class SettingsCoverageTest {
         p.setIdleTimeout(Duration.ofSeconds(11));
         p.setOpenTimeout(Duration.ofSeconds(12));
         p.setRequestTimeout(Duration.ofSeconds(13));
+        p.setMaxFrameSize(16384);
         return p;
     }
 
