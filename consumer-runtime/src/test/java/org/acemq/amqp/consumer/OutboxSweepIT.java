@@ -26,7 +26,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * sees them (two instances sweeping at once); while the broker is down they wait, untouched, and the outbox reads
  * healthy until they pass the maximum age; a destination the broker refuses keeps its message pending with the
  * broker's error recorded, counted and logged, turns health DOWN past the maximum age, and is dispatched once the
- * address exists. The meters are read back from a real {@link SimpleMeterRegistry}.
+ * address exists; a message the broker rejects (an address past its size limit) stays pending the same way and goes
+ * out once the address has room. A crash while instances run is repaired by their scheduled sweep. The meters are
+ * read back from a real {@link SimpleMeterRegistry}.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class OutboxSweepIT {
@@ -35,13 +37,15 @@ class OutboxSweepIT {
     static final PostgresExtension POSTGRES = PostgresExtension.newSchema();
 
     private static final String REFUSED_ADDRESSES = "refused.#";
+    /** Addresses that reject a message while they hold more than a byte (one unconsumed message). */
+    private static final String FULL_ADDRESSES = "full.#";
 
     private EmbeddedArtemis broker;
 
     @BeforeEach
     void startBroker() {
         broker = EmbeddedArtemis.builder().maxDeliveryAttempts(100).redeliveryDelay(Duration.ZERO)
-                .withoutAutoCreate(REFUSED_ADDRESSES).build().start();
+                .withoutAutoCreate(REFUSED_ADDRESSES).rejectAbove(FULL_ADDRESSES, 1).build().start();
     }
 
     @AfterEach
@@ -88,11 +92,81 @@ class OutboxSweepIT {
                 assertThat(registry.get("acemq.outbox.pending").gauge().value()).isZero();
                 assertThat(registry.get("acemq.outbox.oldest.age").timeGauge().value(TimeUnit.SECONDS)).isZero();
                 assertThat(a.health().healthy()).isTrue();
+
+                // a crash while both run: only their scheduled sweeps (every 200 ms, rows older than 500 ms) see it
+                String late = Outboxes.crashAfterCommit(broker, POSTGRES.schema(), "restart_idempotency",
+                        "sweep-restart-orders-late", events, 2, "order-late");
+                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> downstream.handled.ids().size() == 8 && store.pendingOutbox(late).isEmpty());
+                assertThat(first.sends(SendPath.SWEEP, SendResult.ACCEPTED)
+                        + second.sends(SendPath.SWEEP, SendResult.ACCEPTED))
+                        .as("the late crash's two rows sent by a scheduled sweep, once each").isEqualTo(8);
             }
             assertThat(downstream.handled.repeated()).as("each message handled once downstream").isEmpty();
-            assertThat(downstream.handled.total()).isEqualTo(6);
+            assertThat(downstream.handled.total()).isEqualTo(8);
         }
         assertThat(Outboxes.outboxRows(POSTGRES.schema(), "restart_outbox", "dispatched_at IS NULL")).isZero();
+    }
+
+    @Test
+    void aMessageTheBrokerRejectsStaysInTheOutboxRecordedAndLoggedAndGoesOutOnceTheAddressHasRoom() throws Exception {
+        String orders = "sweep-rejected-orders";
+        String events = "full.events"; // rejects a message while it holds one
+        JdbcIdempotencyStore store = Outboxes.store(POSTGRES.schema(), "rejected_idempotency", Duration.ofSeconds(1));
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        MicrometerObserver metrics = MicrometerObserver.of(registry);
+        RecordingObserver observed = new RecordingObserver(metrics);
+        List<String> errors;
+        String messageId;
+        try (AmqpTestClient client = AmqpTestClient.connect(broker)) {
+            client.send(events, AmqpTestClient.message("filler", "fills the address"));
+            try (StandardErrorTee err = new StandardErrorTee();
+                 AmqpConsumer service = E2e.consumer(broker, "sweep-rejected").store(store).observer(observed)
+                         .outboxSweepInterval(Duration.ofMillis(250)).outboxSweepMinAge(Duration.ofMillis(500))
+                         .subscribe(Subscription.builder(orders,
+                                 Outboxes.handler(store, POSTGRES.dataSource(), events, 1)).build())
+                         .start()) {
+                metrics.bindTo(service);
+                client.send(orders, AmqpTestClient.message("order-x", "order x"));
+
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> observed.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
+                String key = observed.keys(Outcome.ACCEPTED, SettleReason.PROCESSED).get(0);
+                assertThat(observed.sends(SendPath.OUTBOX, SendResult.REFUSED)).as("rejected after the commit")
+                        .isEqualTo(1);
+                assertThat(store.pendingOutbox(key)).as("kept, never dropped").hasSize(1);
+                messageId = store.pendingOutbox(key).get(0).messageId();
+                assertThat(Outboxes.outboxErrors(POSTGRES.schema(), "rejected_outbox")).singleElement().asString()
+                        .contains(messageId, "'" + events + "'", "rejected", "amqp:resource-limit-exceeded");
+                await().atMost(Duration.ofSeconds(10)).until(() -> service.health().outbox().failing() == 1);
+                assertThat(service.health().outbox().lastError()).contains(messageId, "amqp:resource-limit-exceeded");
+                assertThat(registry.get("acemq.outbox.failing").gauge().value()).isEqualTo(1);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> observed.sends(SendPath.SWEEP, SendResult.REFUSED) > 0);
+                assertThat(store.pendingOutbox(key)).as("rejected again by the sweep, still kept").hasSize(1);
+
+                // the address's consumer takes the message that filled it: the next sweep's send is accepted
+                assertThat(client.receive(events, 1, Duration.ofSeconds(10)))
+                        .extracting(m -> String.valueOf(m.messageId())).containsExactly("filler");
+                assertThat(client.receive(events, 1, Duration.ofSeconds(30)))
+                        .extracting(m -> String.valueOf(m.messageId())).containsExactly(messageId);
+                await().atMost(Duration.ofSeconds(10)).until(() -> store.pendingOutbox(key).isEmpty());
+                assertThat(observed.sends(SendPath.SWEEP, SendResult.ACCEPTED)).isEqualTo(1);
+                await().atMost(Duration.ofSeconds(10)).until(() -> service.health().outbox().failing() == 0);
+                assertThat(service.health().outbox().lastError()).isNull();
+                service.close();
+                errors = err.lines(messageId);
+            }
+        }
+        long refusals = observed.sends(SendPath.OUTBOX, SendResult.REFUSED)
+                + observed.sends(SendPath.SWEEP, SendResult.REFUSED);
+        assertThat(registry.get("acemq.consumer.send.duration").tags("path", "sweep", "result", "refused")
+                .timer().count()).isEqualTo(observed.sends(SendPath.SWEEP, SendResult.REFUSED));
+        assertThat(errors.stream().filter(l -> l.contains("ERROR")).toList())
+                .as("one clear line per rejected attempt, naming the message-id, the address and the broker's answer")
+                .hasSize((int) refusals)
+                .allSatisfy(l -> assertThat(l).contains("'" + events + "'", "rejected", "amqp:resource-limit-exceeded",
+                        "stays in the outbox"));
     }
 
     private AmqpConsumer restarted(JdbcIdempotencyStore store, String name, ConsumerObserver observer) {

@@ -83,6 +83,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
     private final Map<String, String> extraAcceptors;
     private final ActiveMQSecurityManager customSecurityManager;
     private final List<String> withoutAutoCreate;
+    private final Map<String, Long> rejectAbove;
 
     private ActiveMQServer server;
     private int port = -1;
@@ -102,6 +103,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
         this.extraAcceptors = Map.copyOf(b.extraAcceptors);
         this.customSecurityManager = b.securityManager;
         this.withoutAutoCreate = List.copyOf(b.withoutAutoCreate);
+        this.rejectAbove = Map.copyOf(b.rejectAbove);
         if (b.dataDirectory != null) {
             this.dataDirectory = b.dataDirectory;
             this.deleteDataDirectoryOnClose = false;
@@ -558,6 +560,14 @@ public final class EmbeddedArtemis implements AutoCloseable {
             cfg.addAddressSetting(match, new AddressSettings().setAutoCreateAddresses(false)
                     .setAutoCreateQueues(false));
         }
+        for (Map.Entry<String, Long> r : rejectAbove.entrySet()) {
+            // merged over "#": Artemis rejects AMQP transfers to such an address while it holds more than the
+            // threshold (BLOCK with a reject threshold; the size limit is far above it, so credit keeps flowing)
+            cfg.addAddressSetting(r.getKey(), new AddressSettings()
+                    .setAddressFullMessagePolicy(AddressFullMessagePolicy.BLOCK)
+                    .setMaxSizeBytes(Math.max(64L * 1024 * 1024, r.getValue() * 2))
+                    .setMaxSizeBytesRejectThreshold(r.getValue()));
+        }
         addressSettings.applyTo(cfg);
 
         ActiveMQSecurityManager securityManager = customSecurityManager;
@@ -643,8 +653,28 @@ public final class EmbeddedArtemis implements AutoCloseable {
         private final Map<String, String> extraAcceptors = new LinkedHashMap<>();
         private ActiveMQSecurityManager securityManager;
         private final List<String> withoutAutoCreate = new ArrayList<>();
+        private final Map<String, Long> rejectAbove = new LinkedHashMap<>();
 
         private Builder() {
+        }
+
+        /**
+         * Addresses matching {@code match} reject a message sent over AMQP (outcome {@code rejected},
+         * {@code amqp:resource-limit-exceeded} "Address is full") while they hold more than {@code bytes}: Artemis'
+         * {@code BLOCK} policy with {@code max-size-bytes-reject-threshold}, as on a broker whose operators cap an
+         * address. With a threshold of 1 byte, one unconsumed message makes the next one be rejected; consuming it
+         * makes room again. Has an effect with {@link ArtemisAddressSettings#TEST_DEFAULTS} only.
+         *
+         * @param match the address match
+         * @param bytes the size above which messages are rejected, {@code > 0}
+         * @return this builder
+         */
+        public Builder rejectAbove(String match, long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("bytes must be > 0, but was " + bytes);
+            }
+            rejectAbove.put(Objects.requireNonNull(match, "match"), bytes);
+            return this;
         }
 
         /**

@@ -97,8 +97,9 @@ final class OutboxDispatcher {
         }
         if (refused != null) {
             for (List<Integer> sameAddress : refused.values()) {
-                LOG.error("{}: {}{}; {} in the outbox, pending, and the sweep tries again later: create the address "
-                        + "or allow the consumer to send to it, or remove {} from the outbox table", who,
+                LOG.error("{}: {}{}; {} in the outbox, pending, and the sweep tries again later: fix what the "
+                        + "broker's answer names (create the address, allow the consumer to send to it, make room on "
+                        + "it), or remove {} from the outbox table", who,
                         LogSafe.text(results.get(sameAddress.get(0)).getMessage()),
                         more(sameAddress, sendable, "to the same address"),
                         sameAddress.size() == 1 ? "it stays" : "they stay", sameAddress.size() == 1 ? "it" : "them");
