@@ -113,19 +113,21 @@ final class OutboxDispatcher {
         return accepted;
     }
 
-    /** Records the failure in the store (best effort: the entry is pending either way) and in the health. */
+    /**
+     * Records the failure in the store (best effort: the entry is pending either way), then in the health: in that
+     * order, so that a status read which does not count it yet cannot clear the error ({@link OutboxState#read}).
+     */
     private void record(OutboxEntry entry, String error, String who) {
+        if (store != null) {
+            try {
+                store.outboxFailed(entry, error);
+            } catch (RuntimeException e) {
+                LOG.warn("{}: could not record in the outbox that message {} was not sent ({}); it stays pending",
+                        who, LogSafe.id(entry.messageId()), Errors.describe(e));
+            }
+        }
         if (state != null) {
             state.failed(error);
-        }
-        if (store == null) {
-            return;
-        }
-        try {
-            store.outboxFailed(entry, error);
-        } catch (RuntimeException e) {
-            LOG.warn("{}: could not record in the outbox that message {} was not sent ({}); it stays pending",
-                    who, LogSafe.id(entry.messageId()), Errors.describe(e));
         }
     }
 

@@ -2,6 +2,7 @@ package org.acemq.amqp.consumer.internal;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.acemq.amqp.api.OutboxStore;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.Ticker;
@@ -25,6 +26,8 @@ final class OutboxState {
     private final Duration maxAge;
     private volatile Read last;
     private volatile String lastError;
+    /** Failures reported so far: a read that began before the latest one must not clear its error. */
+    private final AtomicLong failures = new AtomicLong();
 
     /**
      * @param ticker the consumer's ticker (ages grow with it between reads)
@@ -38,15 +41,26 @@ final class OutboxState {
         this.last = new Read(0, -1, 0, ticker.read());
     }
 
-    /** @param status what the store just answered */
-    void read(OutboxStore.Status status) {
+    /**
+     * @return a mark to pass to {@link #read(OutboxStore.Status, long)}, taken before the store is asked for its status
+     */
+    long mark() {
+        return failures.get();
+    }
+
+    /**
+     * @param status what the store just answered
+     * @param mark {@link #mark()} as taken before the store was asked: the last error is cleared only when the store
+     *     reports no failing message and no failure was reported since (the store's answer may predate its record)
+     */
+    void read(OutboxStore.Status status, long mark) {
         long age = -1;
         if (status.oldestPending() != null) {
             // the store's clock against ours: a store ahead of us reads as zero, never as a negative age
             age = Math.max(0, Duration.between(status.oldestPending(), clock.instant()).toNanos());
         }
         last = new Read(status.pending(), age, status.failing(), ticker.read());
-        if (status.failing() == 0) {
+        if (status.failing() == 0 && failures.get() == mark) {
             lastError = null;
         }
     }
@@ -54,6 +68,7 @@ final class OutboxState {
     /** @param error why a dispatch from the outbox failed (reported in health until nothing fails) */
     void failed(String error) {
         lastError = LogSafe.text(error);
+        failures.incrementAndGet();
     }
 
     /** @return the outbox as last read, its oldest age brought up to now */

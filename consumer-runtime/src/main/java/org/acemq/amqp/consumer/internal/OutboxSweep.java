@@ -196,7 +196,8 @@ final class OutboxSweep {
             return;
         }
         try {
-            state.read(store.outboxStatus());
+            long mark = state.mark();
+            state.read(store.outboxStatus(), mark);
             storeAnswered();
         } catch (RuntimeException e) {
             storeFailed("read the outbox's status", e);

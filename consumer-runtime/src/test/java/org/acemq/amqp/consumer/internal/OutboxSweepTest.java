@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.OutboxEntry;
+import org.acemq.amqp.api.OutboxStore;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.SendPath;
 import org.acemq.amqp.consumer.StandardErrorTee;
@@ -369,5 +370,20 @@ class OutboxSweepTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    @Test
+    void aStatusReadThatBeganBeforeAFailureWasRecordedDoesNotClearItsError() {
+        Instant oldest = clock.instant();
+        long mark = state.mark(); // the sweep asks the store ...
+        state.failed("message m to 'events' was rejected (amqp:resource-limit-exceeded: full) by the broker");
+        state.read(new OutboxStore.Status(1, oldest, 0), mark); // ... which answered before the failure was recorded
+        assertThat(state.health().lastError()).as("kept: the answer predates the failure")
+                .contains("amqp:resource-limit-exceeded");
+
+        state.read(new OutboxStore.Status(1, oldest, 1), state.mark());
+        assertThat(state.health().lastError()).contains("amqp:resource-limit-exceeded");
+        state.read(new OutboxStore.Status(1, oldest, 0), state.mark()); // dispatched since: nothing fails any more
+        assertThat(state.health().lastError()).isNull();
     }
 }
