@@ -496,6 +496,18 @@ public class AcemqProperties {
         /** Deliveries held by all listeners together, 0 for no cap (runtime default 0). */
         private Integer maxInFlightPerConnection;
         /**
+         * Time between two runs of the outbox sweep, which sends what the store's transactional outbox still holds
+         * (runtime default 10s).
+         */
+        private Duration outboxSweepInterval;
+        /** How long a message must have waited in the outbox before the sweep takes it (runtime default 1m). */
+        private Duration outboxSweepMinAge;
+        /**
+         * How long the oldest message may wait in the outbox before health turns DOWN (runtime default 5m; longer than
+         * outbox-sweep-min-age plus outbox-sweep-interval).
+         */
+        private Duration outboxMaxAge;
+        /**
          * Whether starting connects and attaches at once and fails the application's start-up when the broker cannot
          * be reached (runtime default false: the first connection is retried in the background while health says
          * DOWN).
@@ -660,6 +672,51 @@ public class AcemqProperties {
          */
         public void setMaxInFlightPerConnection(Integer maxInFlightPerConnection) {
             this.maxInFlightPerConnection = maxInFlightPerConnection;
+        }
+
+        /**
+         * @return time between two runs of the outbox sweep, which sends what the store's transactional outbox still
+         *     holds (runtime default 10s)
+         */
+        public Duration getOutboxSweepInterval() {
+            return outboxSweepInterval;
+        }
+
+        /**
+         * @param outboxSweepInterval time between two runs of the outbox sweep, which sends what the store's
+         *     transactional outbox still holds (runtime default 10s)
+         */
+        public void setOutboxSweepInterval(Duration outboxSweepInterval) {
+            this.outboxSweepInterval = outboxSweepInterval;
+        }
+
+        /** @return how long a message must have waited in the outbox before the sweep takes it (runtime default 1m) */
+        public Duration getOutboxSweepMinAge() {
+            return outboxSweepMinAge;
+        }
+
+        /**
+         * @param outboxSweepMinAge how long a message must have waited in the outbox before the sweep takes it
+         *     (runtime default 1m)
+         */
+        public void setOutboxSweepMinAge(Duration outboxSweepMinAge) {
+            this.outboxSweepMinAge = outboxSweepMinAge;
+        }
+
+        /**
+         * @return how long the oldest message may wait in the outbox before health turns DOWN (runtime default 5m;
+         *     longer than outbox-sweep-min-age plus outbox-sweep-interval)
+         */
+        public Duration getOutboxMaxAge() {
+            return outboxMaxAge;
+        }
+
+        /**
+         * @param outboxMaxAge how long the oldest message may wait in the outbox before health turns DOWN (runtime
+         *     default 5m; longer than outbox-sweep-min-age plus outbox-sweep-interval)
+         */
+        public void setOutboxMaxAge(Duration outboxMaxAge) {
+            this.outboxMaxAge = outboxMaxAge;
         }
     }
 

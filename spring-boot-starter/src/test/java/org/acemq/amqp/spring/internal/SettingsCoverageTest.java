@@ -253,6 +253,9 @@ class SettingsCoverageTest {
         p.setStoreRetryDelay(Duration.ofMillis(6));
         p.setMaxStoreRetryDelay(Duration.ofSeconds(7));
         p.setMaxInFlightPerConnection(8);
+        p.setOutboxSweepInterval(Duration.ofSeconds(20));
+        p.setOutboxSweepMinAge(Duration.ofMinutes(2));
+        p.setOutboxMaxAge(Duration.ofMinutes(10));
         p.setFailFastStart(true);
         p.setScopePrefix("billing-svc");
         AmqpConsumer.Builder b = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
