@@ -12,6 +12,8 @@ import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ResolvableType;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.SynthesizingMethodParameter;
 import org.springframework.messaging.handler.invocation.HandlerMethodArgumentResolver;
 
 /**
@@ -139,14 +141,19 @@ final class BatchListenerMethod implements BatchHandler {
      * {@code @Payload}, {@code @Valid}, {@code @Header}, are the list's). Resolved by its own resolver, never through
      * the composite's cache (it equals the list's parameter there).
      */
-    static final class ElementParameter extends MethodParameter {
+    static final class ElementParameter extends SynthesizingMethodParameter {
         private final Type type;
         private final Class<?> raw;
 
-        ElementParameter(MethodParameter list) {
-            super(list);
-            ResolvableType element = ResolvableType.forMethodParameter(list).asCollection().getGeneric(0);
-            this.type = element.getType() == ResolvableType.NONE.getType() ? Object.class : element.getType();
+        /**
+         * @param list a {@code List<E>} parameter
+         * @param names how parameter names are found (a {@code @Header} without a name takes the parameter's)
+         */
+        ElementParameter(MethodParameter list, ParameterNameDiscoverer names) {
+            super(list.getMethod(), list.getParameterIndex());
+            initParameterNameDiscovery(names);
+            ResolvableType element = ResolvableType.forMethodParameter(list).getGeneric(0);
+            this.type = element == ResolvableType.NONE ? Object.class : element.getType();
             this.raw = element.resolve(Object.class);
         }
 

@@ -124,7 +124,7 @@ final class ListenerMethods {
                 continue;
             }
             Class<?> element = p.getParameterType() == List.class ? ResolvableType.forMethodParameter(p)
-                    .asCollection().getGeneric(0).resolve(Object.class) : null;
+                    .getGeneric(0).resolve(Object.class) : null;
             if (element == Envelope.class || element == AcemqSender.class || element == Message.class) {
                 throw new IllegalStateException(where + ": " + describe(p) + " is a batch listener's parameter; "
                         + "set batch = \"true\" (and batchSize) to receive messages a batch at a time");
@@ -203,7 +203,8 @@ final class ListenerMethods {
                         + "batch listener is a list with one element per message: List<Order> (the payloads), "
                         + "List<Message<Order>>, List<Envelope>, List<AcemqSender>, @Header(\"name\") List<String>");
             }
-            BatchListenerMethod.ElementParameter element = new BatchListenerMethod.ElementParameter(p);
+            BatchListenerMethod.ElementParameter element = new BatchListenerMethod.ElementParameter(p,
+                    parameterNames);
             HandlerMethodArgumentResolver resolver = resolverFor(r.composite(), element);
             if (resolver == null) {
                 throw new IllegalStateException(where + ": no resolver for the elements of " + describe(p));

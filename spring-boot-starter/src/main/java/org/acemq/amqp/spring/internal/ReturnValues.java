@@ -50,9 +50,9 @@ final class ReturnValues {
         }
         String replyTo = envelope.replyTo();
         if (sendTo == null && (replyTo == null || replyTo.isEmpty())) {
-            throw new PermanentMessageException(RejectionConditions.NO_REPLY_ADDRESS, description + " returned a "
-                    + value.getClass().getSimpleName() + " for " + envelope.id() + ", but the message has no reply-to "
-                    + "address and the method no @SendTo", null);
+            throw new PermanentMessageException(RejectionConditions.NO_REPLY_ADDRESS, description
+                    + " returned a value (" + value.getClass().getSimpleName() + ") for " + envelope.id()
+                    + ", but the message has no reply-to address and the method no @SendTo", null);
         }
         try {
             OutgoingMessage message = messages.toOutgoing(value, returnType);
@@ -62,8 +62,8 @@ final class ReturnValues {
                 envelope.reply(message);
             }
         } catch (IllegalArgumentException | MessageConversionException e) {
-            throw new PermanentMessageException(RejectionConditions.PERMANENT_FAILURE, "the "
-                    + value.getClass().getSimpleName() + " " + description + " returned for " + envelope.id()
+            throw new PermanentMessageException(RejectionConditions.PERMANENT_FAILURE, "the value ("
+                    + value.getClass().getSimpleName() + ") " + description + " returned for " + envelope.id()
                     + " cannot be sent" + (sendTo != null ? " to " + sendTo : " as a reply") + ": " + e.getMessage(),
                     e);
         }
