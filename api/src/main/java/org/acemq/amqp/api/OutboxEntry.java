@@ -15,7 +15,15 @@ import java.util.Objects;
  */
 public record OutboxEntry(String incomingKey, int position, String messageId, String address, byte[] message) {
 
-    /** Validates the fields. */
+    /**
+     * Validates the fields.
+     *
+     * @param incomingKey the incoming message's idempotency key; not null
+     * @param position the send's position, {@code >= 0}
+     * @param messageId its message-id; not null
+     * @param address where it goes; not null or empty
+     * @param message the AMQP-encoded message; not null
+     */
     public OutboxEntry {
         Objects.requireNonNull(incomingKey, "incomingKey");
         Objects.requireNonNull(messageId, "messageId");

@@ -27,6 +27,11 @@ public interface OutboxStore {
     /**
      * The oldest entries not dispatched yet, for the sweep that repairs what a crash left behind.
      *
+     * <p>A store may hand an entry to one sweep at a time: it may hold the entries it returns (and an entry whose
+     * dispatch {@linkplain #outboxFailed failed}) for a while, during which no sweep, of this process or another,
+     * returns them again. The JDBC store holds them for its lease, so that processes sweeping at once dispatch
+     * different entries and a failing entry is retried once per lease. {@link #pendingOutbox(String)} ignores holds.
+     *
      * @param minAge only entries written at least this long ago (so the sweep does not race the dispatch that follows
      *     every commit)
      * @param limit the most entries to return, {@code >= 1}

@@ -159,13 +159,19 @@ public final class OutgoingMessage {
             this.body = body;
         }
 
-        /** @param subject the AMQP subject, or null @return this builder */
+        /**
+         * @param subject the AMQP subject, or null
+         * @return this builder
+         */
         public Builder subject(String subject) {
             this.subject = subject;
             return this;
         }
 
-        /** @param contentType the AMQP content-type (for example {@code application/json}), or null @return this */
+        /**
+         * @param contentType the AMQP content-type (for example {@code application/json}), or null
+         * @return this builder
+         */
         public Builder contentType(String contentType) {
             this.contentType = contentType;
             return this;
@@ -191,13 +197,19 @@ public final class OutgoingMessage {
             return this;
         }
 
-        /** @param replyTo the AMQP reply-to address for an answer to this message, or null @return this builder */
+        /**
+         * @param replyTo the AMQP reply-to address for an answer to this message, or null
+         * @return this builder
+         */
         public Builder replyTo(String replyTo) {
             this.replyTo = replyTo;
             return this;
         }
 
-        /** @param groupId the AMQP group-id, or null @return this builder */
+        /**
+         * @param groupId the AMQP group-id, or null
+         * @return this builder
+         */
         public Builder groupId(String groupId) {
             this.groupId = groupId;
             return this;
@@ -241,7 +253,10 @@ public final class OutgoingMessage {
             return this;
         }
 
-        /** @param durable whether the broker keeps the message across a restart (default true) @return this */
+        /**
+         * @param durable whether the broker keeps the message across a restart (default true)
+         * @return this builder
+         */
         public Builder durable(boolean durable) {
             this.durable = durable;
             return this;

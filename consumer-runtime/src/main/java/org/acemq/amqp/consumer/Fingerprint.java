@@ -23,10 +23,15 @@ import java.util.Objects;
  * </ul>
  * {@link #off()} turns the check off: a copy with the key of a confirmed message is a duplicate whatever it holds.
  *
- * <p>The hash is the first 128 bits of SHA-256 over the body's bytes (a {@code data} section as it is, a string as
- * UTF-8, any other value by its type and text) and, for each named property in the order given, its name and value;
- * 32 hexadecimal digits. A redelivery of the same message always has the same fingerprint (brokers do not change the
- * body or the application properties).
+ * <p>The hash is the first 128 bits of SHA-256, 32 hexadecimal digits, over the body and then, for each named property
+ * in the order given, its name and typed value. The body counts as bytes when it is bytes or text (one {@code data}
+ * section as it is, one {@code amqp-value} string or symbol as UTF-8, one {@code amqp-value} binary as its bytes, no
+ * body as no bytes: the same as before structured bodies had a form of their own), and otherwise as a canonical form
+ * of its AMQP values read from the message's encoding: each body section's kind, then every value with its AMQP type,
+ * whichever encoding the sender chose, map entries in their order. The fingerprint is therefore a function of the
+ * message: every decode of it, a redelivery, and a re-publish of the same content by any client give the same
+ * fingerprint, and content that differs in any value or type gives another one. The message-id, header, properties,
+ * annotations and the number of frames the message took are not part of it (README, "What counts as a duplicate").
  */
 public final class Fingerprint {
 

@@ -10,8 +10,11 @@ import java.util.Objects;
  *       is dead-lettered by brokers that do that. Nothing is processed without de-duplication.</li>
  *   <li>{@link #applicationProperty(String)}: the key comes from an application property the publisher sets (a
  *       business key such as an order number). A message lacking that property too is rejected as above.</li>
- *   <li>{@link #bodyHash()}: the key is the SHA-256 of the body. Two different messages with identical bodies are
- *       then treated as duplicates of each other; choose this only where that is true.</li>
+ *   <li>{@link #bodyHash()}: the key is the SHA-256 of the body, over the same bytes as a {@link Fingerprint} (a body
+ *       of bytes or text as those bytes, any other body as a canonical form of its typed values), so every decode and
+ *       every redelivery of one message, and a re-publish of the same content, have the same key. Two different
+ *       messages with identical bodies are then treated as duplicates of each other; choose this only where that is
+ *       true.</li>
  * </ul>
  */
 public final class MissingIdPolicy {

@@ -13,6 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.api.OutgoingMessage;
 import org.acemq.amqp.consumer.testing.RecordingObserver.Settlement;
 import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
@@ -323,6 +324,83 @@ class WireTransactionalTest {
                     .containsExactlyInAnyOrder(
                     tuple("orders", Outcome.ACCEPTED, SettleReason.PROCESSED),
                     tuple("orders", Outcome.RELEASED, SettleReason.SHUTDOWN));
+        }
+    }
+
+    /**
+     * A handler's send goes out in the transaction that accepts its message: the transfer carries the transaction's
+     * id, the accept follows in the same transaction, and the message's claim is confirmed only once the discharge
+     * was accepted (a rollback before that would make the broker redeliver it, and it must then run again).
+     */
+    @Test
+    void aSendGoesOutInTheTransactionAndTheClaimIsConfirmedOnlyAfterTheCommit() throws Exception {
+        RecordingObserver observer = new RecordingObserver();
+        InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
+        AtomicLong dischargeId = new AtomicLong(-1);
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectStartWithTransaction(peer, TXN1);
+            transfer(peer, 0, "ord-1", "one", false);
+            peer.expectAttach().ofSender().withTarget().withAddress("events").and().respond();
+            peer.remoteFlow().withHandle(2).withLinkCredit(10).queue();
+            peer.expectTransfer().withHandle(2).withNonNullPayload().withState().transactional().withTxnId(TXN1)
+                    .and().respond().withSettled(true).withState().transactional().withTxnId(TXN1).withAccepted();
+            expectTransactionalAccept(peer, TXN1);
+            peer.expectDischarge().withFail(false).withTxnId(TXN1)
+                    .withCapture(t -> dischargeId.set(t.getDeliveryId().longValue()));
+            peer.start();
+
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
+                    .observer(observer)
+                    .subscribe(transactional(e -> e.send("events", OutgoingMessage.of("accepted")), 1,
+                            Duration.ofMinutes(1)))
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                assertThat(store.isConfirmed("orders|s:ord-1")).as("not before the commit").isFalse();
+
+                peer.expectDeclare().accept(TXN2);
+                answerDischarge(peer, dischargeId.get());
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> store.isConfirmed("orders|s:ord-1"));
+                await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
+                expectTransactionalClose(peer, 1, BUDGET - 1, TXN2);
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A send the broker rejects inside the transaction: the message is not accepted, the transaction is rolled back
+     * (its send must not commit), and the message's claim is released, not confirmed, so its redelivery runs again.
+     */
+    @Test
+    void aSendTheBrokerRejectsRollsTheTransactionBackAndReleasesTheClaim() throws Exception {
+        RecordingObserver observer = new RecordingObserver();
+        InMemoryIdempotencyStore store = InMemoryIdempotencyStore.ofDefaults();
+        try (ProtonTestServer peer = new ProtonTestServer()) {
+            expectStartWithTransaction(peer, TXN1);
+            transfer(peer, 0, "ord-1", "one", false);
+            peer.expectAttach().ofSender().withTarget().withAddress("events").and().respond();
+            peer.remoteFlow().withHandle(2).withLinkCredit(10).queue();
+            peer.expectTransfer().withHandle(2).withNonNullPayload().withState().transactional().withTxnId(TXN1)
+                    .and().respond().withSettled(true).withState().transactional().withTxnId(TXN1)
+                    .withRejected("amqp:not-allowed", "test: refused");
+            peer.expectDischarge().withFail(true).withTxnId(TXN1).accept();
+            peer.expectDeclare().accept(TXN2);
+            peer.start();
+
+            try (AmqpConsumer consumer = ScriptedPeer.consumer(peer, store)
+                    .observer(observer)
+                    .subscribe(transactional(e -> e.send("events", OutgoingMessage.of("accepted")), 1,
+                            Duration.ofMillis(50)))
+                    .start()) {
+                peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
+                await().until(() -> observer.abandonments() == 1);
+                assertThat(store.isConfirmed("orders|s:ord-1")).as("rolled back: not confirmed").isFalse();
+                assertThat(store.acquire("orders|s:ord-1").claimed()).as("its claim was released").isTrue();
+                assertThat(observer.settlements()).isEmpty();
+                expectTransactionalClose(peer, 1, BUDGET - 1, TXN2);
+            }
+            peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
         }
     }
 }

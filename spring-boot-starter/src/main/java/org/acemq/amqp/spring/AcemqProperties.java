@@ -10,6 +10,7 @@ import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SaslMechanism;
 import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -90,8 +91,14 @@ public class AcemqProperties {
         private Duration openTimeout;
         /** Timeout for transaction declare/discharge and drains (runtime default 30s). */
         private Duration requestTimeout;
+        /** Largest AMQP frame accepted from the broker, in bytes, 512 to 16 MiB (runtime default 65536). */
+        private Integer maxFrameSize;
         /** TLS. */
         private final Tls tls = new Tls();
+        /** SASL mechanism choice. */
+        private final Sasl sasl = new Sasl();
+        /** A bearer-token credential instead of the password. */
+        private final Token token = new Token();
         /** Reconnection after a lost connection. */
         private final Reconnect reconnect = new Reconnect();
 
@@ -185,9 +192,29 @@ public class AcemqProperties {
             this.requestTimeout = requestTimeout;
         }
 
+        /** @return largest AMQP frame accepted from the broker, in bytes (runtime default 65536) */
+        public Integer getMaxFrameSize() {
+            return maxFrameSize;
+        }
+
+        /** @param maxFrameSize largest AMQP frame accepted from the broker, in bytes, 512 to 16 MiB */
+        public void setMaxFrameSize(Integer maxFrameSize) {
+            this.maxFrameSize = maxFrameSize;
+        }
+
         /** @return TLS */
         public Tls getTls() {
             return tls;
+        }
+
+        /** @return SASL mechanism choice */
+        public Sasl getSasl() {
+            return sasl;
+        }
+
+        /** @return a bearer-token credential instead of the password */
+        public Token getToken() {
+            return token;
         }
 
         /** @return reconnection after a lost connection */
@@ -212,6 +239,16 @@ public class AcemqProperties {
         private String keyStorePassword;
         /** Whether the broker's host name must match its certificate. */
         private boolean verifyHost = true;
+        /** Trust store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too). */
+        private String trustStoreType;
+        /** Key store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too). */
+        private String keyStoreType;
+        /** Alias of the key store entry presented as the client certificate. */
+        private String keyAlias;
+        /** TLS protocols the consumer may negotiate, e.g. TLSv1.3 (default: the JVM's). */
+        private List<String> protocols = new ArrayList<>();
+        /** TLS cipher suites the consumer may negotiate (default: the JVM's). */
+        private List<String> cipherSuites = new ArrayList<>();
 
         /** @return the {@code enabled} setting */
         public boolean isEnabled() {
@@ -281,6 +318,103 @@ public class AcemqProperties {
         /** @param verifyHost whether the broker's host name must match its certificate */
         public void setVerifyHost(boolean verifyHost) {
             this.verifyHost = verifyHost;
+        }
+
+        /** @return trust store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too) */
+        public String getTrustStoreType() {
+            return trustStoreType;
+        }
+
+        /** @param trustStoreType trust store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too) */
+        public void setTrustStoreType(String trustStoreType) {
+            this.trustStoreType = trustStoreType;
+        }
+
+        /** @return key store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too) */
+        public String getKeyStoreType() {
+            return keyStoreType;
+        }
+
+        /** @param keyStoreType key store type, PKCS12 or JKS (runtime default PKCS12, which loads JKS files too) */
+        public void setKeyStoreType(String keyStoreType) {
+            this.keyStoreType = keyStoreType;
+        }
+
+        /** @return alias of the key store entry presented as the client certificate */
+        public String getKeyAlias() {
+            return keyAlias;
+        }
+
+        /** @param keyAlias alias of the key store entry presented as the client certificate */
+        public void setKeyAlias(String keyAlias) {
+            this.keyAlias = keyAlias;
+        }
+
+        /** @return TLS protocols the consumer may negotiate, e.g. TLSv1.3 (default: the JVM's) */
+        public List<String> getProtocols() {
+            return protocols;
+        }
+
+        /** @param protocols TLS protocols the consumer may negotiate, e.g. TLSv1.3 (default: the JVM's) */
+        public void setProtocols(List<String> protocols) {
+            this.protocols = protocols;
+        }
+
+        /** @return TLS cipher suites the consumer may negotiate (default: the JVM's) */
+        public List<String> getCipherSuites() {
+            return cipherSuites;
+        }
+
+        /** @param cipherSuites TLS cipher suites the consumer may negotiate (default: the JVM's) */
+        public void setCipherSuites(List<String> cipherSuites) {
+            this.cipherSuites = cipherSuites;
+        }
+    }
+
+    /** {@code acemq.connection.sasl.*}. */
+    public static class Sasl {
+        /** SASL mechanisms the consumer may use (default: any the broker offers whose credentials are set). */
+        private List<SaslMechanism> mechanisms = new ArrayList<>();
+
+        /** @return SASL mechanisms the consumer may use (default: any the broker offers whose credentials are set) */
+        public List<SaslMechanism> getMechanisms() {
+            return mechanisms;
+        }
+
+        /** @param mechanisms SASL mechanisms the consumer may use (default: any the broker offers whose credentials
+         *     are set) */
+        public void setMechanisms(List<SaslMechanism> mechanisms) {
+            this.mechanisms = mechanisms;
+        }
+    }
+
+    /** {@code acemq.connection.token.*}: OAuth 2 bearer tokens instead of a password. */
+    public static class Token {
+        /** Name of the application's TokenCredential bean; the user name is acemq.connection.username. */
+        private String credential;
+        /** How long before a token expires the connection is renewed with a new one (runtime default 1m). */
+        private Duration refreshBefore;
+
+        /** @return name of the application's TokenCredential bean; the user name is acemq.connection.username */
+        public String getCredential() {
+            return credential;
+        }
+
+        /** @param credential name of the application's TokenCredential bean; the user name is
+         *     acemq.connection.username */
+        public void setCredential(String credential) {
+            this.credential = credential;
+        }
+
+        /** @return how long before a token expires the connection is renewed with a new one (runtime default 1m) */
+        public Duration getRefreshBefore() {
+            return refreshBefore;
+        }
+
+        /** @param refreshBefore how long before a token expires the connection is renewed with a new one (runtime
+         *     default 1m) */
+        public void setRefreshBefore(Duration refreshBefore) {
+            this.refreshBefore = refreshBefore;
         }
     }
 
@@ -695,6 +829,8 @@ public class AcemqProperties {
     public static class Jdbc {
         /** Table name, "name" or "schema.name" (store default acemq_idempotency). */
         private String tableName;
+        /** The transactional outbox's table, "name" or "schema.name" (store default: next to the table, acemq_outbox). */
+        private String outboxTableName;
         /** Whether to run CREATE TABLE/INDEX IF NOT EXISTS at startup; false when Flyway or Liquibase own the schema. */
         private boolean initializeSchema = true;
         /** This instance's owner id (store default: random per start). */
@@ -728,6 +864,19 @@ public class AcemqProperties {
         /** @param tableName table name, "name" or "schema.name" (store default acemq_idempotency) */
         public void setTableName(String tableName) {
             this.tableName = tableName;
+        }
+
+        /** @return the outbox table, "name" or "schema.name", or null for the store's default next to the table */
+        public String getOutboxTableName() {
+            return outboxTableName;
+        }
+
+        /**
+         * @param outboxTableName the transactional outbox's table, "name" or "schema.name" (store default: next to the
+         *     table, acemq_outbox for acemq_idempotency)
+         */
+        public void setOutboxTableName(String outboxTableName) {
+            this.outboxTableName = outboxTableName;
         }
 
         /**

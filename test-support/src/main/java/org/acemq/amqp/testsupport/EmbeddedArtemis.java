@@ -7,7 +7,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -78,9 +80,13 @@ public final class EmbeddedArtemis implements AutoCloseable {
     private final int requestedPort;
     private final String acceptorParameters;
     private final ArtemisAddressSettings addressSettings;
+    private final Map<String, String> extraAcceptors;
+    private final ActiveMQSecurityManager customSecurityManager;
 
     private ActiveMQServer server;
     private int port = -1;
+    /** The ports the extra acceptors bound at the first start, re-bound by later starts. */
+    private final Map<String, Integer> extraPorts = new LinkedHashMap<>();
     private boolean closed;
 
     private EmbeddedArtemis(Builder b) {
@@ -92,6 +98,8 @@ public final class EmbeddedArtemis implements AutoCloseable {
         this.requestedPort = b.port;
         this.acceptorParameters = b.acceptorParameters;
         this.addressSettings = b.addressSettings;
+        this.extraAcceptors = Map.copyOf(b.extraAcceptors);
+        this.customSecurityManager = b.securityManager;
         if (b.dataDirectory != null) {
             this.dataDirectory = b.dataDirectory;
             this.deleteDataDirectoryOnClose = false;
@@ -144,9 +152,11 @@ public final class EmbeddedArtemis implements AutoCloseable {
                 }
                 NettyAcceptor acceptor = (NettyAcceptor) s.getRemotingService().getAcceptor(ACCEPTOR_NAME);
                 int actual = acceptor == null || !acceptor.isStarted() ? -1 : acceptor.getActualPort();
-                if (actual > 0) {
+                Map<String, Integer> extra = extraPorts(s);
+                if (actual > 0 && extra != null) {
                     server = s;
                     port = actual;
+                    extraPorts.putAll(extra);
                     return this;
                 }
                 stopQuietly(s);
@@ -265,6 +275,27 @@ public final class EmbeddedArtemis implements AutoCloseable {
             throw new IllegalStateException("broker has not been started");
         }
         return port;
+    }
+
+    /**
+     * @param acceptor the name of an acceptor added with {@link Builder#acceptor}, or {@link #ACCEPTOR_NAME}
+     * @return the port it is bound to; stays the same across {@link #restart()}
+     * @throws IllegalStateException if the broker has never been started
+     * @throws IllegalArgumentException if there is no acceptor of that name
+     */
+    public synchronized int port(String acceptor) {
+        if (ACCEPTOR_NAME.equals(acceptor)) {
+            return port();
+        }
+        if (!extraAcceptors.containsKey(acceptor)) {
+            throw new IllegalArgumentException("no acceptor named '" + acceptor + "'; the acceptors are "
+                    + ACCEPTOR_NAME + " and " + extraAcceptors.keySet());
+        }
+        Integer p = extraPorts.get(acceptor);
+        if (p == null) {
+            throw new IllegalStateException("broker has not been started");
+        }
+        return p;
     }
 
     /** @return {@code amqp://127.0.0.1:<port>} */
@@ -457,7 +488,7 @@ public final class EmbeddedArtemis implements AutoCloseable {
         ConfigurationImpl cfg = new ConfigurationImpl();
         cfg.setName("acemq-embedded-artemis");
         cfg.setPersistenceEnabled(persistent);
-        cfg.setSecurityEnabled(user != null);
+        cfg.setSecurityEnabled(user != null || customSecurityManager != null);
         cfg.setJMXManagementEnabled(false);
         cfg.setJournalType(JournalType.NIO);
         cfg.setJournalDirectory(dataDirectory.resolve("journal").toString());
@@ -475,6 +506,10 @@ public final class EmbeddedArtemis implements AutoCloseable {
                             // with credentials required, offer only SASL PLAIN so anonymous clients fail at connect
                             + (user != null ? ";saslMechanisms=PLAIN" : "")
                             + (acceptorParameters.isEmpty() ? "" : ";" + acceptorParameters));
+            for (Map.Entry<String, String> a : extraAcceptors.entrySet()) {
+                cfg.addAcceptorConfiguration(a.getKey(), "tcp://" + HOST + ":" + extraPorts.getOrDefault(a.getKey(), 0)
+                        + "?protocols=AMQP" + (a.getValue().isEmpty() ? "" : ";" + a.getValue()));
+            }
         } catch (Exception e) {
             throw new IllegalStateException("bad acceptor configuration", e);
         }
@@ -499,8 +534,12 @@ public final class EmbeddedArtemis implements AutoCloseable {
                 .setDefaultQueueRoutingType(RoutingType.ANYCAST));
         addressSettings.applyTo(cfg);
 
-        ActiveMQSecurityManager securityManager = null;
-        if (user != null) {
+        ActiveMQSecurityManager securityManager = customSecurityManager;
+        if (customSecurityManager != null) {
+            cfg.setAuthenticationCacheSize(0); // every connection is checked by the test's manager, none from a cache
+            cfg.putSecurityRoles("#", Set.of(new Role("acemq",
+                    true, true, true, true, true, true, true, true, true, true, true, true)));
+        } else if (user != null) {
             SecurityConfiguration sc = new SecurityConfiguration();
             sc.addUser(user, password);
             sc.addRole(user, "acemq");
@@ -514,6 +553,20 @@ public final class EmbeddedArtemis implements AutoCloseable {
         return securityManager == null
                 ? ActiveMQServers.newActiveMQServer(cfg, null, persistent)
                 : ActiveMQServers.newActiveMQServer(cfg, null, securityManager, persistent);
+    }
+
+    /** @return the bound port of every extra acceptor, or null if one did not bind */
+    private Map<String, Integer> extraPorts(ActiveMQServer s) {
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        for (String name : extraAcceptors.keySet()) {
+            NettyAcceptor a = (NettyAcceptor) s.getRemotingService().getAcceptor(name);
+            int actual = a == null || !a.isStarted() ? -1 : a.getActualPort();
+            if (actual <= 0) {
+                return null;
+            }
+            ports.put(name, actual);
+        }
+        return ports;
     }
 
     private static void stopQuietly(ActiveMQServer s) {
@@ -561,8 +614,43 @@ public final class EmbeddedArtemis implements AutoCloseable {
         private int port;
         private String acceptorParameters = "";
         private ArtemisAddressSettings addressSettings = ArtemisAddressSettings.TEST_DEFAULTS;
+        private final Map<String, String> extraAcceptors = new LinkedHashMap<>();
+        private ActiveMQSecurityManager securityManager;
 
         private Builder() {
+        }
+
+        /**
+         * Adds an AMQP acceptor on another ephemeral port of {@code 127.0.0.1}, next to the default one, for example a
+         * TLS one: {@code acceptor("tls", "sslEnabled=true;keyStorePath=/tmp/broker.p12;keyStorePassword=...")}, and
+         * {@code needClientAuth=true;trustStorePath=...} for mutual TLS. {@link EmbeddedArtemis#port(String)} gives
+         * its port.
+         *
+         * @param name the acceptor's name, not {@value #ACCEPTOR_NAME}
+         * @param parameters Artemis acceptor URI parameters after {@code protocols=AMQP}, {@code ;}-separated
+         * @return this builder
+         */
+        public Builder acceptor(String name, String parameters) {
+            Objects.requireNonNull(name, "name");
+            if (name.isBlank() || ACCEPTOR_NAME.equals(name)) {
+                throw new IllegalArgumentException("acceptor name must not be blank or '" + ACCEPTOR_NAME
+                        + "', but was '" + name + "'");
+            }
+            extraAcceptors.put(name, Objects.requireNonNull(parameters, "parameters"));
+            return this;
+        }
+
+        /**
+         * Turns security on with a security manager of the test's own (to check tokens, for example), which decides
+         * who may connect; whoever it lets in has every permission (role {@code acemq}, which the manager's
+         * {@code validateUserAndRole} must grant). Replaces {@link #requireCredentials}.
+         *
+         * @param securityManager the security manager
+         * @return this builder
+         */
+        public Builder securityManager(ActiveMQSecurityManager securityManager) {
+            this.securityManager = Objects.requireNonNull(securityManager, "securityManager");
+            return this;
         }
 
         /**

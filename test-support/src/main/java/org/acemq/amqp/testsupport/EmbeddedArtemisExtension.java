@@ -38,9 +38,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * {@link EmbeddedArtemis} (the running broker) and {@link AmqpTestClient} (a client connected to it, closed
  * after the test, or after the class when the parameter belongs to a {@code @BeforeAll} method).
  *
- * <p>The broker and the clients are kept in JUnit's extension store and closed by JUnit (5.13 or later closes
- * {@link AutoCloseable} values of the store). Tests of one class must not run in parallel with each other when
- * they share a broker through {@link #broker()}: the field names the broker of the test running now.
+ * <p>The broker and the clients are kept in JUnit's extension store and closed by JUnit when their class (or test)
+ * ends, on JUnit Jupiter 5.12 (which Spring Boot 3.5 manages) as on 5.13, 5.14 and 6.x. Tests of one class must not
+ * run in parallel with each other when they share a broker through {@link #broker()}: the field names the broker of
+ * the test running now.
  */
 public final class EmbeddedArtemisExtension implements BeforeAllCallback, BeforeEachCallback, ParameterResolver {
 
@@ -98,7 +99,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
         if (context.getTestMethod().isEmpty()) {
             // class level: a Spring Boot test of this class finds the broker (BootTestProperties)
             context.getStore(namespace).put(REGISTRATION_KEY,
-                    BootTestProperties.register(context.getRequiredTestClass(), this));
+                    StoredResource.of(BootTestProperties.register(context.getRequiredTestClass(), this)));
         }
     }
 
@@ -114,7 +115,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
     public EmbeddedArtemis broker() {
         ExtensionContext context = currentContext;
         EmbeddedArtemis broker = context == null ? null
-                : context.getStore(namespace).get(BROKER_KEY, EmbeddedArtemis.class);
+                : StoredResource.unwrap(context.getStore(namespace).get(BROKER_KEY), EmbeddedArtemis.class);
         if (broker == null) {
             throw new IllegalStateException("no embedded broker has been started yet: broker() works inside the tests "
                     + "of the class that registers this extension (from its @BeforeAll or @BeforeEach methods on), "
@@ -155,7 +156,7 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
                         + "with broker().start() before client()");
             }
             client = AmqpTestClient.connect(broker);
-            context.getStore(namespace).put(CLIENT_KEY, client);
+            context.getStore(namespace).put(CLIENT_KEY, StoredResource.of(client));
             currentClient = client;
         }
         return client;
@@ -176,15 +177,15 @@ public final class EmbeddedArtemisExtension implements BeforeAllCallback, Before
         }
         if (type == AmqpTestClient.class) {
             // one client per parameter, closed with the context that asked for it (the test, or the class)
-            return context.getStore(namespace).getOrComputeIfAbsent(parameter,
-                    k -> AmqpTestClient.connect(broker), AmqpTestClient.class);
+            return StoredResource.unwrap(context.getStore(namespace).getOrComputeIfAbsent(parameter,
+                    k -> StoredResource.of(AmqpTestClient.connect(broker))), AmqpTestClient.class);
         }
         throw new ParameterResolutionException("EmbeddedArtemisExtension cannot resolve " + type.getName());
     }
 
     private EmbeddedArtemis brokerFor(ExtensionContext context) {
         // looks in this context's store and its ancestors': a class-level broker serves its tests and nested classes
-        return context.getStore(namespace).getOrComputeIfAbsent(BROKER_KEY, k -> builder.build().start(),
-                EmbeddedArtemis.class);
+        return StoredResource.unwrap(context.getStore(namespace).getOrComputeIfAbsent(BROKER_KEY,
+                k -> StoredResource.of(builder.build().start())), EmbeddedArtemis.class);
     }
 }

@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -196,6 +197,19 @@ public final class MariaDbProvider {
     }
 
     /**
+     * A Unix socket's path may have at most 107 bytes, and {@code mariadbd} refuses to start with a longer one: a
+     * server directory deep in a checkout (the benchmarks put theirs under {@code target/}) gets its socket in a
+     * short directory of the system's temporary directory instead.
+     */
+    private static Path socketPath(Path dir) throws IOException {
+        Path inDir = dir.resolve("mariadbd.sock");
+        if (inDir.toString().getBytes(StandardCharsets.UTF_8).length <= 100) {
+            return inDir;
+        }
+        return Files.createTempDirectory("acemq-mdb-").resolve("mariadbd.sock");
+    }
+
+    /**
      * Starts a private {@code mariadbd} of its own (not the shared one): a data directory made by
      * {@code mariadb-install-db}, its own socket and a free loopback port, binary log off, stopped and deleted by
      * {@link MariaDbServer#stop()} or when the JVM exits. Every other setting is the server's own default unless
@@ -217,6 +231,7 @@ public final class MariaDbProvider {
                     + "(Debian package mariadb-server; or set " + BIN_DIR_ENV + ")");
         }
         Path dir = null;
+        Path socketHome = null; // a directory of the socket's own, when the server's directory is too deep
         Process process = null;
         try {
             dir = parent == null ? Files.createTempDirectory("acemq-mariadb-")
@@ -236,8 +251,10 @@ public final class MariaDbProvider {
                 throw new IllegalStateException("mariadb-install-db failed: " + tail(dir.resolve("install.log")));
             }
             int port = freePort();
+            Path socket = socketPath(dir);
+            socketHome = socket.getParent().equals(dir) ? null : socket.getParent();
             List<String> command = new ArrayList<>(List.of(server.toString(), "--no-defaults",
-                    "--datadir=" + data, "--socket=" + dir.resolve("mariadbd.sock"), "--port=" + port,
+                    "--datadir=" + data, "--socket=" + socket, "--port=" + port,
                     "--bind-address=127.0.0.1", "--pid-file=" + dir.resolve("mariadbd.pid"),
                     "--log-error=" + log, "--max-connections=400", "--innodb-buffer-pool-size=128M",
                     "--skip-log-bin"));
@@ -267,6 +284,7 @@ public final class MariaDbProvider {
             }
             Process started = process;
             Path home = dir;
+            Path ownSocketHome = socketHome;
             Runnable stop = () -> {
                 started.destroy();
                 try {
@@ -278,6 +296,9 @@ public final class MariaDbProvider {
                     Thread.currentThread().interrupt();
                 }
                 deleteTree(home);
+                if (ownSocketHome != null) {
+                    deleteTree(ownSocketHome);
+                }
             };
             Runtime.getRuntime().addShutdownHook(new Thread(stop, "acemq-private-mariadb-stop"));
             return new MariaDbServer(MariaDbServer.Source.PRIVATE, url, "root", "", stop, started.pid());
@@ -287,6 +308,9 @@ public final class MariaDbProvider {
             }
             if (dir != null) {
                 deleteTree(dir);
+            }
+            if (socketHome != null) {
+                deleteTree(socketHome);
             }
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();

@@ -62,7 +62,7 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
         currentContext = context;
         // class level: a Spring Boot test of this class finds the schema (BootTestProperties)
         context.getStore(namespace).put(REGISTRATION_KEY,
-                BootTestProperties.register(context.getRequiredTestClass(), this));
+                StoredResource.of(BootTestProperties.register(context.getRequiredTestClass(), this)));
     }
 
     @Override
@@ -77,8 +77,8 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
      */
     public PostgresSchema schema() {
         ExtensionContext context = currentContext;
-        PostgresSchema schema = context == null ? null : context.getStore(namespace).get(SCHEMA_KEY,
-                PostgresSchema.class);
+        PostgresSchema schema = context == null ? null
+                : StoredResource.unwrap(context.getStore(namespace).get(SCHEMA_KEY), PostgresSchema.class);
         if (schema == null) {
             throw new IllegalStateException("no PostgreSQL schema: use schema() only inside the tests of the class "
                     + "that registers this extension");
@@ -127,8 +127,8 @@ public final class PostgresExtension implements BeforeAllCallback, BeforeEachCal
 
     private PostgresSchema schemaFor(ExtensionContext context) {
         // looks in this context's store and its ancestors': a class-level schema serves its tests and nested classes
-        return context.getStore(namespace).getOrComputeIfAbsent(SCHEMA_KEY,
-                k -> PostgresProvider.shared().newSchema(hint(context)), PostgresSchema.class);
+        return StoredResource.unwrap(context.getStore(namespace).getOrComputeIfAbsent(SCHEMA_KEY,
+                k -> StoredResource.of(PostgresProvider.shared().newSchema(hint(context)))), PostgresSchema.class);
     }
 
     private static String hint(ExtensionContext context) {

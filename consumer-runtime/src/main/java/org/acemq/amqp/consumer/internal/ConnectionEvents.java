@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
  * What the consumer does when its connection comes up, is interrupted, comes back, or is lost for good: learn the
  * broker, probe the store, attach or re-account every subscription's link.
  */
-final class ConnectionEvents implements Connector.Events {
+final class ConnectionEvents implements ConnectorEvents {
 
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionEvents.class);
 
@@ -67,9 +67,11 @@ final class ConnectionEvents implements Connector.Events {
                 s.links().attachLater(e);
             }
         }
+        boolean first = state.get() == State.STARTING;
         state.started();
-        LOG.info("Consumer '{}' started: {} subscription(s) on {}:{} ({})", config.name(), subscribers.size(),
-                config.connection().host(), config.connection().port(), profile);
+        LOG.info("Consumer '{}' {}: {} subscription(s) on {}:{} ({})", config.name(),
+                first ? "started" : "attached again", subscribers.size(), config.connection().host(),
+                config.connection().port(), profile);
     }
 
     @Override
@@ -94,6 +96,19 @@ final class ConnectionEvents implements Connector.Events {
         for (Subscriber s : subscribers) {
             s.links().connectionRestored();
         }
+    }
+
+    @Override
+    public void lost(Throwable cause) {
+        observer.connectionInterrupted(true);
+        for (Subscriber s : subscribers) {
+            s.connectionLost();
+        }
+    }
+
+    @Override
+    public void restored() {
+        observer.connectionInterrupted(false);
     }
 
     @Override

@@ -9,49 +9,33 @@ import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.ClientOptions;
 import org.apache.qpid.protonj2.client.Connection;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
-import org.apache.qpid.protonj2.client.exceptions.ClientConnectionSecurityException;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The consumer's connection: the first connect (at once, or retried with back-off in the background until it works,
- * the consumer is closed, {@code maxReconnectAttempts} is used up, or the broker refuses the credentials), and
- * protonj2's connection events afterwards (protonj2 reconnects an established connection by itself).
+ * the consumer is closed, {@code maxReconnectAttempts} is used up, or a failure retrying cannot fix happens:
+ * {@link ConnectionFailures}), and protonj2's connection events afterwards (protonj2 reconnects an established
+ * connection by itself).
+ *
+ * <p>With a token credential the connector reconnects by itself instead: protonj2's reconnects re-use the options,
+ * and so the token, the connection was first opened with. A lost connection then ends every subscription's link
+ * ({@link ConnectorEvents#lost}); each new connection gets a token of its own and attaches every subscription afresh; and a
+ * connection is renewed (closed and opened again with a new token) shortly before its token expires.
  */
 final class Connector {
 
     private static final Logger LOG = LoggerFactory.getLogger(Connector.class);
 
-    /** What the connector reports to the consumer, on the thread where it happens. */
-    interface Events {
-
-        /**
-         * Connected: the broker's identity is known; attach everything.
-         *
-         * @param failFast whether a subscription that cannot attach fails the start (else it is retried)
-         */
-        void connected(BrokerProfile profile, Connection connection, boolean failFast) throws ClientException;
-
-        /** @param first whether this is the first report of this outage (later ones are failed reconnect attempts) */
-        void interrupted(Throwable cause, boolean first);
-
-        /** protonj2 reconnected, to this broker. */
-        void reconnected(BrokerProfile profile);
-
-        /** The connection is gone for good, or the first one could not be made: the consumer has failed. */
-        void failed();
-
-        /** @return whether the consumer has failed already */
-        boolean hasFailed();
-    }
-
-    private final Events events;
+    private final ConnectorEvents events;
     private final Control control;
     private final SafeObserver observer;
     private final CurrentBroker broker;
     private final RuntimeConfig config;
     private final ConnectionSettings settings;
+    /** The tokens of a token credential, or null: then protonj2 reconnects, else this connector does. */
+    private final Tokens tokens;
     private volatile Client client;
     private volatile Connection connection;
     private volatile boolean connected;
@@ -61,7 +45,7 @@ final class Connector {
     private long delayMillis;
     private int attempts;
 
-    Connector(RuntimeConfig config, Control control, SafeObserver observer, CurrentBroker broker, Events events) {
+    Connector(RuntimeConfig config, Control control, SafeObserver observer, CurrentBroker broker, ConnectorEvents events) {
         this.events = events;
         this.control = control;
         this.observer = observer;
@@ -69,7 +53,21 @@ final class Connector {
         this.config = config;
         this.settings = config.connection();
         this.delayMillis = settings.reconnectDelay().toMillis();
+        this.tokens = settings.tokenCredential() == null ? null
+                : new Tokens(settings.tokenCredential(), settings.tokenRefreshBefore(), control, config.name());
+        String frames = AmqpOptions.frameLoggingWarning(settings.user() != null,
+                LoggerFactory.getLogger(AmqpOptions.FRAME_LOGGER).isTraceEnabled(), System.getenv("PN_TRACE_FRM"));
+        if (frames != null) {
+            LOG.warn("Consumer '{}': {}", config.name(), frames);
+        }
     }
+
+
+    /** @return whether this connector reconnects by itself (a token credential is set) rather than protonj2 */
+    boolean reconnectsItself() {
+        return AmqpOptions.reconnectsItself(settings);
+    }
+
 
     boolean connected() {
         return connected;
@@ -89,12 +87,15 @@ final class Connector {
             return;
         }
         Exception failure;
+        String[] location = AmqpOptions.location(settings, attempts);
         try {
             connect(false);
+            attempts = 0;
+            delayMillis = settings.reconnectDelay().toMillis();
             return;
         } catch (ClientException | ExecutionException | TimeoutException | RuntimeException e) {
             failure = e;
-            lastError = "connection: " + Errors.describe(e);
+            lastError = "connection: " + ConnectionFailures.describe(e, settings);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
@@ -105,14 +106,14 @@ final class Connector {
         }
         attempts++;
         int max = settings.maxReconnectAttempts();
-        if (permanent(failure) || (max != -1 && attempts > max)) {
+        if (ConnectionFailures.permanent(failure, settings) != null || (max != -1 && attempts > max)) {
             LOG.error("Consumer '{}' gives up connecting to {}:{} after {} attempt(s): {}", config.name(),
-                    settings.host(), settings.port(), attempts, lastError);
+                    location[0], location[1], attempts, lastError);
             events.failed();
             return;
         }
-        LOG.warn("Consumer '{}' cannot connect to {}:{} ({}); next try in {} ms", config.name(), settings.host(),
-                settings.port(), lastError, delayMillis);
+        LOG.warn("Consumer '{}' cannot connect to {}:{} ({}); next try in {} ms", config.name(), location[0],
+                location[1], lastError, delayMillis);
         control.later(this::attempt, Duration.ofMillis(delayMillis));
         delayMillis = Math.min(delayMillis * 2, settings.maxReconnectDelay().toMillis());
     }
@@ -127,62 +128,61 @@ final class Connector {
         if (stopped) {
             return;
         }
+        TlsStores.check(settings);
+        Tokens.Fetched token = tokens == null ? null : tokens.forConnection();
+        String[] location = AmqpOptions.location(settings, attempts);
         Client c = Client.create(new ClientOptions().id(config.name()));
         client = c;
-        Connection opened = c.connect(settings.host(), settings.port(), options());
+        Connection opened = c.connect(location[0], Integer.parseInt(location[1]), options(token));
         connection = opened;
         opened.openFuture().get(settings.openTimeout().toMillis(), TimeUnit.MILLISECONDS);
         if (stopped) {
             closeQuietly();
             return;
         }
+        boolean again = established;
         connected = true;
         established = true;
         events.connected(BrokerProfile.of(opened.properties()), opened, failFast);
+        if (again) {
+            LOG.info("Consumer '{}' reconnected", config.name());
+            events.restored();
+        }
+        if (token != null) {
+            tokens.scheduleRenewal(token, () -> !stopped && opened == connection && connected, () -> replace(opened,
+                    new ClientException("the connection's token expires soon: renewed with a new one")));
+        }
     }
 
-    private ConnectionOptions options() {
-        ConnectionOptions o = new ConnectionOptions();
-        o.openTimeout(settings.openTimeout().toMillis());
-        o.requestTimeout(settings.requestTimeout().toMillis());
-        o.drainTimeout(settings.requestTimeout().toMillis());
-        o.closeTimeout(settings.requestTimeout().toMillis());
-        o.idleTimeout(settings.idleTimeout().toMillis());
-        if (settings.user() != null) {
-            o.user(settings.user());
-            o.password(settings.password());
+    // ------------------------------------------------------------------ a token credential: own reconnects
+
+    /**
+     * The connection {@code of} is gone, or is to be renewed: end every link, close it, and connect again (a new token,
+     * every subscription attached afresh). Runs on the control thread; a second report for the same connection, or one
+     * for a connection replaced already, does nothing.
+     */
+    private void replace(Connection of, Throwable cause) {
+        if (stopped || of != connection) {
+            return;
         }
-        if (settings.virtualHost() != null) {
-            o.virtualHost(settings.virtualHost());
+        boolean planned = connected && cause instanceof ClientException && !(cause instanceof
+                org.apache.qpid.protonj2.client.exceptions.ClientIOException);
+        connected = false;
+        if (!planned) {
+            lastError = "connection: " + ConnectionFailures.describe(cause, settings);
+            LOG.warn("Consumer '{}' lost its connection ({}); reconnecting with a new token. Deliveries in hand will "
+                    + "not be settled; the broker redelivers them and the store absorbs the copies", config.name(),
+                    lastError);
         }
-        if (settings.tls()) {
-            o.sslEnabled(true);
-            o.sslOptions().verifyHost(settings.verifyHost());
-            if (settings.sslContext() != null) {
-                o.sslOptions().sslContextOverride(settings.sslContext());
-            }
-            if (settings.trustStorePath() != null) {
-                o.sslOptions().trustStoreLocation(settings.trustStorePath());
-                o.sslOptions().trustStorePassword(settings.trustStorePassword());
-            }
-            if (settings.keyStorePath() != null) {
-                o.sslOptions().keyStoreLocation(settings.keyStorePath());
-                o.sslOptions().keyStorePassword(settings.keyStorePassword());
-            }
-        }
-        o.reconnectEnabled(settings.reconnect());
-        if (settings.reconnect()) {
-            o.reconnectOptions().reconnectDelay((int) settings.reconnectDelay().toMillis());
-            o.reconnectOptions().maxReconnectDelay((int) settings.maxReconnectDelay().toMillis());
-            o.reconnectOptions().maxReconnectAttempts(settings.maxReconnectAttempts());
-            o.reconnectOptions().useReconnectBackOff(true);
-            o.reconnectOptions().maxInitialConnectionAttempts(1); // the first connection is retried by attempt()
-            for (String location : settings.failoverLocations()) {
-                int colon = location.lastIndexOf(':');
-                o.reconnectOptions().addReconnectLocation(location.substring(0, colon),
-                        Integer.parseInt(location.substring(colon + 1)));
-            }
-        }
+        events.lost(cause);
+        closeQuietly();
+        attempts = 0;
+        delayMillis = settings.reconnectDelay().toMillis();
+        control.execute(this::attempt);
+    }
+
+    private ConnectionOptions options(Tokens.Fetched token) {
+        ConnectionOptions o = AmqpOptions.of(settings, token);
         // A connection that never opened is neither interrupted nor lost: the first-connect loop retries it.
         o.interruptedHandler((c, e) -> {
             if (c == connection && established) {
@@ -192,7 +192,11 @@ final class Connector {
         o.reconnectedHandler((c, e) -> onReconnected(c));
         o.disconnectedHandler((c, e) -> {
             if (c == connection && established) {
-                failed(e.failureCause());
+                if (reconnectsItself()) {
+                    control.execute(() -> replace(c, e.failureCause()));
+                } else {
+                    failed(e.failureCause());
+                }
             }
         });
         return o;
@@ -224,7 +228,10 @@ final class Connector {
         events.reconnected(profile);
     }
 
-    /** The connection is gone for good. */
+    /**
+     * The connection is gone for good: protonj2 gave up, or a receive found it gone. (When this connector reconnects by
+     * itself, protonj2's disconnected event goes to {@link #replace} instead, and receives do not report.)
+     */
     void failed(Throwable cause) {
         if (stopped) {
             return;
@@ -242,10 +249,6 @@ final class Connector {
         }
     }
 
-    /** @param cause a connection failure @return whether retrying cannot help (credentials, TLS) */
-    static boolean permanent(Throwable cause) {
-        return Errors.unwrap(cause) instanceof ClientConnectionSecurityException;
-    }
 
     void stopRetrying() {
         stopped = true;

@@ -62,7 +62,8 @@ public final class ConsumerRuntime {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
             Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
-                    hooks, new Sends(spec.name(), senders, store.outbox()), leasePeriodNanos, connector::failed);
+                    hooks, new Sends(spec.name(), senders, store.outbox(),
+                            spec.acknowledgementMode() == org.acemq.amqp.consumer.AcknowledgementMode.TRANSACTIONAL), leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
                     config.connection().requestTimeout()));
         }
@@ -101,7 +102,7 @@ public final class ConsumerRuntime {
             connector.connect(true);
         } catch (ClientException | ExecutionException | TimeoutException | RuntimeException e) {
             String what = "cannot start consumer '" + config.name() + "' on " + config.connection().host() + ":"
-                    + config.connection().port() + ": " + Errors.describe(e);
+                    + config.connection().port() + ": " + ConnectionFailures.describe(e, config.connection());
             close(Duration.ofSeconds(1)); // no handler has run: the threads only need to notice the stop
             state.set(State.FAILED);
             throw new AcemqException(what, Errors.unwrap(e));

@@ -65,6 +65,11 @@ final class Delivery {
     volatile boolean retryPending;
     /** It holds no place in the window: an ordering key's delivery beyond the key's backlog. */
     boolean parked;
+    /**
+     * What its handler sent goes out in the AMQP transaction that accepts it (a {@code TRANSACTIONAL} subscription):
+     * its claim is confirmed only once that transaction committed, and released if it did not.
+     */
+    boolean sendsInTransaction;
     /** The claim held, or null. */
     volatile Claim claim;
     /** When the claim was granted (ticker), 0 while none is held. */
@@ -138,6 +143,7 @@ final class Delivery {
         sent = false;
         awaited = false;
         claimAtStart = true;
+        sendsInTransaction = false;
         dispatched = java.util.List.of();
         facts = DeliveryFacts.received(false, null, true, false, true);
     }

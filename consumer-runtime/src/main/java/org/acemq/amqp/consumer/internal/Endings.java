@@ -171,7 +171,9 @@ final class Endings {
         List<Claim> unrecorded;
         if (first.nextPending == null) {
             List<Claim> one = List.of(first.claim); // the lone delivery: no lists to fill
-            if (policy.confirms(first.verdict)) {
+            if (endsAfterSettling(first)) {
+                unrecorded = List.of();
+            } else if (policy.confirms(first.verdict)) {
                 unrecorded = confirm(one);
             } else {
                 release(one);
@@ -181,7 +183,9 @@ final class Endings {
             List<Claim> confirms = new ArrayList<>();
             List<Claim> releases = new ArrayList<>();
             for (Delivery d = first; d != null; d = d.nextPending) {
-                (policy.confirms(d.verdict) ? confirms : releases).add(d.claim);
+                if (!endsAfterSettling(d)) {
+                    (policy.confirms(d.verdict) ? confirms : releases).add(d.claim);
+                }
             }
             if (!releases.isEmpty()) {
                 release(releases);
@@ -236,10 +240,20 @@ final class Endings {
         return false;
     }
 
+    /**
+     * @return whether the delivery's claim ends after it is settled, not before: what its handler sent goes out in the
+     *     AMQP transaction that accepts it, and only a commit may confirm it ({@link TransactionalSettlement})
+     */
+    private boolean endsAfterSettling(Delivery d) {
+        return d.sendsInTransaction && policy.confirms(d.verdict);
+    }
+
     private void settleEnded(Delivery d) {
         boolean sent = false;
         try {
-            d.unclaimed();
+            if (!endsAfterSettling(d)) {
+                d.unclaimed();
+            }
             sent = settle(d, d.verdict);
         } catch (RuntimeException | Error e) {
             LOG.error("Subscription '{}': a delivery could not be settled", name, e);

@@ -137,6 +137,11 @@ final class KeyOrder extends Schedule {
     }
 
     @Override
+    boolean tracksFinished() {
+        return true;
+    }
+
+    @Override
     boolean mayTake() {
         return parked < parkedLimit;
     }

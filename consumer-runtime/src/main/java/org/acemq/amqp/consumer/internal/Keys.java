@@ -101,14 +101,30 @@ final class Keys {
         return scope;
     }
 
+    /** @return whether keys or fingerprints are computed from the body (so {@link BodyForm} is worth reading) */
+    boolean readsBody() {
+        return fingerprint.enabled()
+                || source.kind() == KeySource.Kind.MESSAGE_ID && missing.kind() == MissingIdPolicy.Kind.BODY_HASH;
+    }
+
     /**
      * @param message the decoded message
      * @param envelope its envelope (for a key function)
      * @return the store key, or null if the message has none (the policy then rejects it)
      */
     String key(Message<?> message, EnvelopeImpl envelope) throws ClientException {
+        return key(message, envelope, null);
+    }
+
+    /**
+     * @param message the decoded message
+     * @param envelope its envelope (for a key function)
+     * @param body its body's form read from its encoding, or null to compute it from the decoded message
+     * @return the store key, or null if the message has none (the policy then rejects it)
+     */
+    String key(Message<?> message, EnvelopeImpl envelope, BodyForm body) throws ClientException {
         String key = switch (source.kind()) {
-            case MESSAGE_ID -> fromMessageId(message);
+            case MESSAGE_ID -> fromMessageId(message, body);
             case APPLICATION_PROPERTY -> MessageKeys.property(source.name(), message.property(source.name()));
             case FUNCTION -> fromFunction(envelope);
             case GROUP_ID -> message.groupId() == null || message.groupId().isEmpty() ? null
@@ -117,14 +133,14 @@ final class Keys {
         return MessageKeys.inScope(escapedScope, key);
     }
 
-    private String fromMessageId(Message<?> message) throws ClientException {
+    private String fromMessageId(Message<?> message, BodyForm body) throws ClientException {
         String key = MessageKeys.typed(message.messageId());
         if (key != null) {
             return key;
         }
         return switch (missing.kind()) {
             case APPLICATION_PROPERTY -> MessageKeys.property(missing.property(), message.property(missing.property()));
-            case BODY_HASH -> MessageKeys.fromBodyBytes(BodyBytes.of(message));
+            case BODY_HASH -> MessageKeys.fromBodyBytes(BodyBytes.of(message, body));
             case REJECT -> null;
         };
     }
@@ -174,12 +190,21 @@ final class Keys {
      * @return its fingerprint (32 hexadecimal digits), or null when fingerprints are off
      */
     String fingerprint(Message<?> message) throws ClientException {
+        return fingerprint(message, null);
+    }
+
+    /**
+     * @param message the decoded message
+     * @param body its body's form read from its encoding, or null to compute it from the decoded message
+     * @return its fingerprint (32 hexadecimal digits), or null when fingerprints are off
+     */
+    String fingerprint(Message<?> message, BodyForm body) throws ClientException {
         if (!fingerprint.enabled()) {
             return null;
         }
         MessageDigest digest = DIGEST.get();
         digest.reset();
-        digest.update(BodyBytes.of(message));
+        digest.update(BodyBytes.of(message, body));
         for (String property : fingerprintProperties) {
             Object value = message.property(property);
             digest.update((byte) 0);

@@ -219,4 +219,28 @@ final class LinkCredit implements CreditAllocator.Sink {
         }
         return n;
     }
+
+    /**
+     * The link that accounts for a delivery taken from the receiver of {@code from}. protonj2 keeps that receiver
+     * across a reconnect, so a delivery taken while {@code from} is current may have arrived on its successor (a receive
+     * that waited through the reconnect), and one taken after the successor became current may still have arrived on
+     * the lost connection (taken just before protonj2 emptied its queue, or just before this thread learnt of the
+     * loss). Such a delivery is never live, whichever link accounts for it: {@link ReceiverLink#live} asks the
+     * delivery's own connection. While the successor is not attached yet, it is accounted to the link that ended with
+     * the connection, as it arrived there.
+     *
+     * @param from the link whose receiver the delivery was taken from
+     * @param amqp the delivery
+     * @return the link that owns it
+     */
+    ReceiverLink owner(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
+        ReceiverLink now = current.get();
+        if (now == null || now.receiver != from.receiver) {
+            return from;
+        }
+        if (now.predecessor != null && !now.attached() && EngineHooks.connectionLost(amqp)) {
+            return now.predecessor; // the successor is not attached yet: the delivery came over the lost connection
+        }
+        return now;
+    }
 }

@@ -31,6 +31,8 @@ final class LinkKeeper implements Intake.Source {
     private final CurrentBroker broker;
     private final Settlement settlement;
     private final Consumer<Throwable> connectionLost;
+    /** Whether the consumer reconnects by itself (a token credential): a lost connection is not the end then. */
+    private final boolean ownReconnects;
     private final LinkCredit credit;
     private final LinkAttacher attacher;
     private final AtomicBoolean reattachPending = new AtomicBoolean();
@@ -45,7 +47,8 @@ final class LinkKeeper implements Intake.Source {
     /**
      * @param settlement told of each new link and of an interrupted connection
      * @param policy for a delivery beyond credit
-     * @param connectionLost told when a receive finds the connection gone for good
+     * @param connectionLost told when a receive finds the connection gone for good (not when the consumer reconnects
+     *     by itself, {@link AmqpOptions#reconnectsItself(ConnectionSettings)}: protonj2 tells the connector then)
      */
     LinkKeeper(Subscription spec, SessionHandle sessions, ConnectionSettings connection, CreditAllocator allocator,
                Control control, CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
@@ -58,6 +61,7 @@ final class LinkKeeper implements Intake.Source {
         this.broker = broker;
         this.settlement = settlement;
         this.connectionLost = connectionLost;
+        this.ownReconnects = AmqpOptions.reconnectsItself(connection);
         this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(allocator, control, broker, connection.requestTimeout(), name,
                 spec.maxInFlight(), () -> current);
@@ -108,33 +112,9 @@ final class LinkKeeper implements Intake.Source {
         }
     }
 
-    /**
-     * The link that accounts for a delivery taken from the receiver of {@code from}. protonj2 keeps that receiver
-     * across a reconnect, so a delivery taken while {@code from} is current may have arrived on its successor (a receive
-     * that waited through the reconnect), and one taken after the successor became current may still have arrived on
-     * the lost connection (taken just before protonj2 emptied its queue, or just before this thread learnt of the
-     * loss). Such a delivery is never live, whichever link accounts for it: {@link ReceiverLink#live} asks the
-     * delivery's own connection. While the successor is not attached yet, it is accounted to the link that ended with
-     * the connection, as it arrived there.
-     *
-     * @param from the link whose receiver the delivery was taken from
-     * @param amqp the delivery
-     * @return the link that owns it
-     */
-    ReceiverLink owner(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp) {
-        ReceiverLink now = current;
-        if (now == null || now.receiver != from.receiver) {
-            return from;
-        }
-        if (now.predecessor != null && !now.attached() && EngineHooks.connectionLost(amqp)) {
-            return now.predecessor; // the successor is not attached yet: the delivery came over the lost connection
-        }
-        return now;
-    }
-
     @Override
     public Arrival take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos) {
-        ReceiverLink owner = owner(from, amqp);
+        ReceiverLink owner = credit.owner(from, amqp);
         boolean counted = owner.take();
         if (!counted) {
             credit.lateTake(owner);
@@ -153,10 +133,16 @@ final class LinkKeeper implements Intake.Source {
     @Override
     public void receiveFailed(ReceiverLink link, ClientException e) {
         if (e instanceof org.apache.qpid.protonj2.client.exceptions.ClientIOException) {
-            lastError = "connection: " + Errors.describe(e);
-            stopping = true; // the connection is gone for good: no receive can succeed any more
-            setCurrent(current);
-            connectionLost.accept(e);
+            // Gone for good, unless the consumer reconnects by itself: then the link just ends with its connection (the
+            // connector hears of the loss from protonj2 and attaches a new link on the next connection).
+            if (!ownReconnects || credit.detached(link)) {
+                lastError = "connection: " + Errors.describe(e);
+            }
+            if (!ownReconnects) {
+                stopping = true;
+                setCurrent(current);
+                connectionLost.accept(e);
+            }
             return;
         }
         ErrorCondition c = Errors.condition(e);

@@ -6,6 +6,9 @@ import java.util.HexFormat;
 import java.util.UUID;
 import org.acemq.amqp.api.MessageIds;
 import org.apache.qpid.protonj2.types.Binary;
+import org.apache.qpid.protonj2.types.Decimal128;
+import org.apache.qpid.protonj2.types.Decimal32;
+import org.apache.qpid.protonj2.types.Decimal64;
 import org.apache.qpid.protonj2.types.UnsignedLong;
 
 /**
@@ -57,6 +60,13 @@ public final class MessageKeys {
             key = "b:" + HEX.formatHex(bytes);
         } else if (messageId instanceof Long || messageId instanceof Integer) {
             key = "n:" + messageId;
+        } else if (messageId instanceof Decimal32 d) {
+            key = "x:Decimal32:" + HEX.toHexDigits(d.getBits()); // protonj2's decimals have no toString of their own
+        } else if (messageId instanceof Decimal64 d) {
+            key = "x:Decimal64:" + HEX.toHexDigits(d.getBits());
+        } else if (messageId instanceof Decimal128 d) {
+            key = "x:Decimal128:" + HEX.toHexDigits(d.getMostSignificantBits())
+                    + HEX.toHexDigits(d.getLeastSignificantBits());
         } else {
             // Not a legal AMQP message-id type; keep it distinct from the legal ones.
             key = "x:" + messageId.getClass().getSimpleName() + ":" + messageId;
@@ -92,8 +102,9 @@ public final class MessageKeys {
     }
 
     /**
-     * @param body the body bytes (data section bytes, or the UTF-8 text of an amqp-value string)
-     * @return {@code h:<sha-256>} of the bytes
+     * @param body the bytes a body hash is computed over (a data section's bytes, the UTF-8 text of a string, or the
+     *     canonical form of a structured body: see the README, "What counts as a duplicate")
+     * @return {@code h:body:<sha-256>} of the bytes
      */
     public static String fromBodyBytes(byte[] body) {
         return "h:body:" + HEX.formatHex(sha256(body));

@@ -69,7 +69,7 @@ final class Pipeline {
             case AT_LEAST_ONCE -> new DirectSettlement(report);
             case AT_MOST_ONCE -> new PreSettledSettlement(report);
             case TRANSACTIONAL -> new TransactionalSettlement(report, policy, ticker, spec.transactionBatchSize(),
-                    spec.transactionBatchTime());
+                    spec.transactionBatchTime(), store, config.connection().requestTimeout());
         };
         LinkKeeper links = new LinkKeeper(spec, sessions, config.connection(), allocator, control, broker, hooks,
                 observer, settlement, policy, connectionLost);

@@ -1,5 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
+import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
@@ -30,14 +31,18 @@ final class Reader {
      */
     Arrival read(Arrival taken) {
         try {
+            // before protonj2 decodes (and releases) the encoded message: make it one piece, and read the body's form
+            ProtonBuffer encoded = WholePayload.of(taken.amqp());
+            BodyForm body = encoded != null && keys.readsBody() ? BodyForm.scan(encoded) : null;
             Message<?> message = taken.amqp().message();
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);
-            String key = keys.key(message, envelope);
+            String key = keys.key(message, envelope, body);
             if (key == null) {
                 return taken.read(message, null, null, null, null);
             }
             envelope.id(key);
-            return taken.read(message, key, keys.fingerprint(message), keys.orderKey(message, envelope), envelope);
+            return taken.read(message, key, keys.fingerprint(message, body), keys.orderKey(message, envelope),
+                    envelope);
         } catch (ClientException | RuntimeException e) {
             String error = Errors.describe(e);
             LOG.warn("Subscription '{}': a delivery cannot be decoded: {}", name, error);

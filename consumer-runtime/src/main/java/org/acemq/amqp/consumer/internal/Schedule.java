@@ -198,8 +198,19 @@ abstract class Schedule {
         }
     }
 
+    /**
+     * @return whether the policy needs to hear when work is finished with ({@link #finished}); the default does not,
+     *     and {@link #done} then takes no lock
+     */
+    boolean tracksFinished() {
+        return false;
+    }
+
     /** The work's deliveries are finished with: a policy that held their key back lets the next one run. */
     final void done(List<Delivery> work) {
+        if (!tracksFinished()) {
+            return;
+        }
         synchronized (lock) {
             finished(work);
             waitingCount = waiting();

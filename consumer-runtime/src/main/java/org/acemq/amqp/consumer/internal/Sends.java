@@ -38,15 +38,27 @@ final class Sends {
     private final String name;
     private final Outlet senders;
     private final OutboxStore outbox;
+    private final boolean transactional;
 
     /**
      * @param senders where messages go out
      * @param outbox the store's outbox, or null if the store keeps none
      */
     Sends(String name, Outlet senders, OutboxStore outbox) {
+        this(name, senders, outbox, false);
+    }
+
+    /**
+     * @param senders where messages go out
+     * @param outbox the store's outbox, or null if the store keeps none
+     * @param transactional a {@code TRANSACTIONAL} subscription: what a handler sent goes out in the AMQP transaction
+     *     that accepts its message ({@link TransactionalSettlement}), not here
+     */
+    Sends(String name, Outlet senders, OutboxStore outbox, boolean transactional) {
         this.name = name;
         this.senders = senders;
         this.outbox = outbox;
+        this.transactional = transactional;
     }
 
     /**
@@ -67,6 +79,10 @@ final class Sends {
                 d.dispatched = dispatch(sends, envelope.storedEntries());
                 return facts;
             default:
+                if (transactional) {
+                    d.sendsInTransaction = true; // sent with the accept, in one AMQP transaction
+                    return facts;
+                }
                 try {
                     senders.sendAll(sends);
                     return facts;

@@ -61,6 +61,19 @@ final class Subscriber {
         return pipeline;
     }
 
+    /**
+     * The connection is gone and the consumer opens a new one by itself (a token credential): the link ends (its
+     * unused credit goes back to the budget, deliveries in hand can no longer be settled), and the handler threads
+     * wait until the new connection attaches a new one.
+     */
+    void connectionLost() {
+        pipeline.settlement.connectionInterrupted();
+        ReceiverLink l = links.currentLink();
+        if (l != null) {
+            links.credit().detached(l);
+        }
+    }
+
     LinkKeeper links() {
         return links;
     }

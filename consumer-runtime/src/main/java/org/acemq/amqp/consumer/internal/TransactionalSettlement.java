@@ -32,7 +32,10 @@ final class TransactionalSettlement implements Settlement {
 
     private static final Logger LOG = LoggerFactory.getLogger(TransactionalSettlement.class);
 
-    private record Pending(Delivery delivery, Outcome outcome, SettleReason reason) {
+    /**
+     * @param claim the claim to confirm once the transaction committed (its handler's sends went out in it), or null
+     */
+    private record Pending(Delivery delivery, Outcome outcome, SettleReason reason, org.acemq.amqp.api.Claim claim) {
     }
 
     private final String name;
@@ -48,13 +51,31 @@ final class TransactionalSettlement implements Settlement {
     private volatile boolean active;
     private volatile boolean stopped;
     private volatile boolean stale;
+    /** A send of this transaction was not accepted: it must not commit. */
+    private volatile boolean rollbackOnly;
     private Thread committer;
+    private final StoreAccess store;
+    private final java.time.Duration requestTimeout;
+    /** Senders on the current session, by address; guarded by itself, emptied when the session changes. */
+    private final java.util.Map<String, org.apache.qpid.protonj2.client.Sender> senders = new java.util.HashMap<>();
 
     /**
      * @param policy what is sent when no transaction can be declared ({@link OutcomePolicy#withoutTransaction})
      * @param ticker the consumer's clock: when the batch time of the first outcome enlisted is up
      */
     TransactionalSettlement(Report report, OutcomePolicy policy, Ticker ticker, int batchSize, Duration batchTime) {
+        this(report, policy, ticker, batchSize, batchTime, null, Duration.ofSeconds(30));
+    }
+
+    /**
+     * @param store where the claims of deliveries whose sends went out in a transaction are confirmed after its commit
+     *     (or released after a rollback)
+     * @param requestTimeout how long a send in the transaction may wait for the broker
+     */
+    TransactionalSettlement(Report report, OutcomePolicy policy, Ticker ticker, int batchSize, Duration batchTime,
+                            StoreAccess store, Duration requestTimeout) {
+        this.store = store;
+        this.requestTimeout = requestTimeout;
         this.name = report.name();
         this.batchSize = batchSize;
         this.batchNanos = batchTime.toNanos();
@@ -70,6 +91,9 @@ final class TransactionalSettlement implements Settlement {
             if (link.session != session) {
                 abandon(drainPending());
                 session = link.session;
+                synchronized (senders) {
+                    senders.clear();
+                }
                 stale = false;
                 active = false;
                 session.beginTransaction();
@@ -91,6 +115,7 @@ final class TransactionalSettlement implements Settlement {
     public boolean settle(Delivery d, Verdict v) {
         if (!d.live()) {
             // Arrived before a reconnect or re-attach: it can be settled nowhere; do not touch the transaction.
+            releaseHeldClaim(d);
             return report.done(d, v.outcome(), v.reason(), false);
         }
         if (!active || stale || d.link().session != session) {
@@ -99,12 +124,26 @@ final class TransactionalSettlement implements Settlement {
         lock.readLock().lock();
         try {
             if (!active) {
-                // No transaction could be declared: whatever goes out now is a plain, final disposition
+                // No transaction could be declared: whatever goes out now is a plain, final disposition (nothing the
+                // handler sent goes out: the message comes back and runs again)
+                releaseHeldClaim(d);
                 Verdict plain = policy.withoutTransaction(v);
                 return report.done(d, plain.outcome(), plain.reason(),
                         d.link().send(d.arrival.amqp(), plain.outcome(), plain.condition(), plain.description()));
             }
+            org.acemq.amqp.api.Claim confirmAfterCommit = null;
+            if (d.sendsInTransaction && v.outcome() == Outcome.ACCEPTED) {
+                if (!sendInTransaction(d)) {
+                    releaseHeldClaim(d);
+                    return report.done(d, v.outcome(), v.reason(), false);
+                }
+                confirmAfterCommit = d.claim;
+            }
             if (!d.link().send(d.arrival.amqp(), v.outcome(), v.condition(), v.description())) {
+                if (confirmAfterCommit != null) {
+                    markRollbackOnly(); // its sends are in the transaction, its accept is not: neither may commit
+                    releaseHeldClaim(d);
+                }
                 return report.done(d, v.outcome(), v.reason(), false);
             }
             synchronized (pending) {
@@ -112,7 +151,7 @@ final class TransactionalSettlement implements Settlement {
                     firstPendingNanos = ticker.read();
                     pending.notifyAll();
                 }
-                pending.add(new Pending(d, v.outcome(), v.reason()));
+                pending.add(new Pending(d, v.outcome(), v.reason(), confirmAfterCommit));
                 if (pending.size() >= batchSize) {
                     pending.notifyAll();
                 }
@@ -134,6 +173,9 @@ final class TransactionalSettlement implements Settlement {
             if (stale || on != session) {
                 discardStaleTransaction();
                 session = on;
+                synchronized (senders) {
+                    senders.clear();
+                }
             }
             if (!active && !stopped) {
                 session.beginTransaction();
@@ -172,8 +214,100 @@ final class TransactionalSettlement implements Settlement {
     }
 
     private void abandon(List<Pending> batch) {
+        endClaims(batch, false);
         for (Pending p : batch) {
             report.done(p.delivery(), p.outcome(), p.reason(), false);
+        }
+    }
+
+    /**
+     * Sends what the delivery's handler sent on the transaction's session, each waited for until the broker accepted
+     * it in the transaction. One that is not makes the transaction roll back (its other sends must not commit).
+     *
+     * @return whether all were accepted
+     */
+    private boolean sendInTransaction(Delivery d) {
+        List<Outbound> sends = d.envelope().sends();
+        long deadline = System.nanoTime() + requestTimeout.toNanos();
+        try {
+            List<org.apache.qpid.protonj2.client.Tracker> trackers = new ArrayList<>(sends.size());
+            for (Outbound out : sends) {
+                trackers.add(sender(out.address()).send(out.message()));
+            }
+            for (int i = 0; i < trackers.size(); i++) {
+                org.apache.qpid.protonj2.client.Tracker t = trackers.get(i);
+                t.awaitSettlement(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+                if (t.remoteState() == null || !t.remoteState().isAccepted()) {
+                    throw new ClientException("message " + sends.get(i).messageId() + " to '" + sends.get(i).address()
+                            + "' was not accepted in the transaction: " + t.remoteState());
+                }
+            }
+            return true;
+        } catch (ClientException | RuntimeException e) {
+            LOG.warn("Subscription '{}': what the handler of {} sent could not be sent in the transaction ({}); the "
+                    + "transaction is rolled back and the message runs again", name, d.logId(), Errors.describe(e));
+            markRollbackOnly();
+            return false;
+        }
+    }
+
+    private org.apache.qpid.protonj2.client.Sender sender(String address) throws ClientException {
+        synchronized (senders) {
+            org.apache.qpid.protonj2.client.Sender s = senders.get(address);
+            if (s == null) {
+                s = session.openSender(address, new org.apache.qpid.protonj2.client.SenderOptions()
+                        .openTimeout(requestTimeout.toMillis()).sendTimeout(requestTimeout.toMillis()));
+                senders.put(address, s);
+            }
+            return s;
+        }
+    }
+
+    /** The transaction must not commit: the committer rolls it back now. */
+    private void markRollbackOnly() {
+        synchronized (pending) {
+            rollbackOnly = true;
+            pending.notifyAll();
+        }
+    }
+
+    /** Confirms (after a commit) or releases the claims of deliveries whose sends went out in the transaction. */
+    private void endClaims(List<Pending> batch, boolean committed) {
+        List<org.acemq.amqp.api.Claim> claims = new ArrayList<>();
+        for (Pending p : batch) {
+            if (p.claim() != null) {
+                claims.add(p.claim());
+                p.delivery().unclaimed();
+            }
+        }
+        if (claims.isEmpty() || store == null) {
+            return;
+        }
+        try {
+            if (committed) {
+                store.confirmAll(claims);
+            } else {
+                store.releaseAll(claims);
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Subscription '{}': could not {} {} claim(s) after the transaction ({}); {}", name,
+                    committed ? "confirm" : "release", claims.size(), Errors.describe(e), committed
+                            ? "a later copy of those messages may run again" : "they free when their leases expire");
+        }
+    }
+
+    /** A delivery whose claim was to end after the transaction: released now (nothing of it was committed). */
+    private void releaseHeldClaim(Delivery d) {
+        org.acemq.amqp.api.Claim claim = d.claim;
+        if (!d.sendsInTransaction || claim == null || store == null) {
+            return;
+        }
+        d.unclaimed();
+        try {
+            store.releaseAll(List.of(claim));
+        } catch (RuntimeException e) {
+            LOG.warn("Subscription '{}': could not release {} ({}); it frees when its lease expires", name,
+                    d.logId(), Errors.describe(e));
         }
     }
 
@@ -181,7 +315,7 @@ final class TransactionalSettlement implements Settlement {
         while (!stopped) {
             synchronized (pending) {
                 try {
-                    while (!stopped && (pending.isEmpty()
+                    while (!stopped && !rollbackOnly && (pending.isEmpty()
                             || (pending.size() < batchSize && ticker.read() - firstPendingNanos < batchNanos))) {
                         if (pending.isEmpty()) {
                             pending.wait();
@@ -208,7 +342,7 @@ final class TransactionalSettlement implements Settlement {
         lock.writeLock().lock();
         try {
             List<Pending> batch = drainPending();
-            if (batch.isEmpty() && beginNext) {
+            if (batch.isEmpty() && beginNext && !rollbackOnly) {
                 return;
             }
             if (stale) {
@@ -222,14 +356,22 @@ final class TransactionalSettlement implements Settlement {
             boolean committed = false;
             if (active) {
                 try {
-                    session.commitTransaction();
-                    committed = true;
+                    if (rollbackOnly) {
+                        session.rollbackTransaction();
+                        LOG.warn("Subscription '{}': a message a handler sent was not accepted in the transaction of {} "
+                                + "deliveries; it was rolled back, the broker will redeliver them", name, batch.size());
+                    } else {
+                        session.commitTransaction();
+                        committed = true;
+                    }
                 } catch (ClientException e) {
                     LOG.warn("Subscription '{}': commit of {} deliveries failed, the broker will redeliver them and "
                             + "the store will absorb the copies: {}", name, batch.size(), Errors.describe(e));
                 }
                 active = false;
+                rollbackOnly = false;
             }
+            endClaims(batch, committed);
             for (Pending p : batch) {
                 report.done(p.delivery(), p.outcome(), p.reason(), committed);
             }

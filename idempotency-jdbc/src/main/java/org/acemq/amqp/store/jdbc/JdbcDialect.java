@@ -12,8 +12,9 @@ public enum JdbcDialect {
     /** PostgreSQL 12 or later: every operation one statement in auto-commit. */
     POSTGRESQL,
     /**
-     * MariaDB 10.11 or later, and MySQL 8 (InnoDB; the SQL avoids what MariaDB lacks). A claim, a fenced confirm and a
-     * batch are short transactions of a few statements; see {@code docs/jdbc-store.md}.
+     * MariaDB 10.11 or later, and MySQL 8 (InnoDB; the SQL avoids what MariaDB lacks, and uses {@code RETURNING} only
+     * on a server whose version says MariaDB). Batches are multi-row statements with one commit per batch; a fenced
+     * confirm of a lost lease is a short transaction of a few statements; see {@code docs/jdbc-store.md}.
      */
     MARIADB,
     /** H2 2.x, for tests: the same design as {@link #MARIADB} in H2's own SQL. Not meant for production. */

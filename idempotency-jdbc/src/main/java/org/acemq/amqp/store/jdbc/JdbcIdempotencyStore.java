@@ -13,14 +13,18 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.IntUnaryOperator;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.InvalidMessageIdException;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
 import org.acemq.amqp.api.MessageIds;
+import org.acemq.amqp.api.OutboxEntry;
+import org.acemq.amqp.api.OutboxStore;
 import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.store.jdbc.internal.BatchStatements;
 import org.acemq.amqp.store.jdbc.internal.JdbcGroupCommit;
+import org.acemq.amqp.store.jdbc.internal.JdbcOutbox;
 import org.acemq.amqp.store.jdbc.internal.Dialects;
 import org.acemq.amqp.store.jdbc.internal.StoreDialect;
 import org.acemq.amqp.store.jdbc.internal.TableName;
@@ -30,9 +34,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A {@link LeasedIdempotencyStore} in a database table, shared by any number of consumers and processes: PostgreSQL,
  * MariaDB / MySQL, or H2 for tests ({@link JdbcDialect}, read from the first connection's metadata unless
- * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB and H2 a claim is an upsert that
- * decides plus a read-back, and a fenced confirm that lost the fast path and a batch are short transactions of a few
- * statements, with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
+ * {@linkplain Builder#dialect set}). What follows describes PostgreSQL; on MariaDB a claim is an upsert that decides
+ * and returns its rows ({@code RETURNING}; on MySQL and H2 plus a read-back), a fenced confirm that lost the fast path
+ * is a short transaction of a few statements, and a batch is a few multi-row statements with one commit (H2: each id's
+ * statements in one transaction), with the same guarantees ({@code docs/jdbc-store.md}, "Dialects").
  *
  * <pre>{@code
  * HikariDataSource pool = new HikariDataSource(config);          // any DataSource; a pool is recommended
@@ -53,7 +58,8 @@ import org.slf4j.LoggerFactory;
  * {@code docs/jdbc-store.md}; the DDL ships as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql}.
  *
  * <p><b>Batch calls</b> ({@link #acquireAll}, {@link #confirmAll}, {@link #releaseAll}) run one statement, one
- * transaction and one commit per call, all or nothing.
+ * transaction and one commit per call, all or nothing (on MariaDB / MySQL one to three multi-row statements in that
+ * one transaction).
  *
  * <p><b>Group commit</b> ({@linkplain Builder#groupCommit(boolean) on by default}, nothing to tune): while fewer
  * calls run than the pool has connections, every {@code acquire}, {@code confirm} and {@code release(Claim)} runs its
@@ -70,6 +76,14 @@ import org.slf4j.LoggerFactory;
  * {@link #release(String)} acts only on this owner's claims; {@link #renew(Claim)} and {@link #release(Claim)}
  * act only on the very lease the claim names (owner and attempt number). Two store instances over the same table
  * behave like two processes.
+ *
+ * <h2>Outbox</h2>
+ * The store is also an {@link OutboxStore}: with {@link JdbcTransactionalHandler}, the messages a handler sends
+ * through its envelope are written to an outbox table ({@linkplain Builder#outboxTableName default}
+ * {@value #DEFAULT_OUTBOX_TABLE_NAME} next to {@value #DEFAULT_TABLE_NAME}) in the handler's own transaction, with the
+ * confirm, and the runtime dispatches them after the commit. Marks of dispatched messages are group-committed; the
+ * sweep hands each pending row to one process at a time; {@link #purgeExpired()} deletes dispatched rows after the
+ * retention. {@code docs/jdbc-store.md}, "Outbox", has the table and the SQL.
  *
  * <h2>Connections and transactions</h2>
  * The store takes its own connection from the {@link DataSource} for every operation and returns it at once; it
@@ -93,7 +107,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Threading:</b> thread-safe; every method except the getters blocks on a database round trip. The number of
  * concurrent operations is bounded by the DataSource's pool.
  */
-public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
+public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, OutboxStore {
 
     /** Default {@link Builder#lease(Duration)}: 30 seconds. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
@@ -101,6 +115,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     public static final Duration DEFAULT_RETENTION = Duration.ofHours(24);
     /** Default {@link Builder#tableName(String)}: {@value}. */
     public static final String DEFAULT_TABLE_NAME = "acemq_idempotency";
+    /** The {@link Builder#outboxTableName(String) outbox table} next to the default table: {@value}. */
+    public static final String DEFAULT_OUTBOX_TABLE_NAME = "acemq_outbox";
     /** Default {@link Builder#purgeBatchSize(int)}: {@value}. */
     public static final int DEFAULT_PURGE_BATCH_SIZE = 5_000;
     /** Default {@link Builder#purgePause(Duration)}: 20 milliseconds. */
@@ -128,6 +144,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     private final BatchRunner batchRunner = new BatchRunner();
     private final JdbcGroupCommit groupCommit; // null when group commit is off
     private final int groupCommitMaxInFlight;
+    private final JdbcOutbox outbox;
+    private final boolean mysqlStatements; // tests only, see Builder.mysqlStatements
 
     private JdbcIdempotencyStore(Builder b) {
         this.dataSource = b.dataSource;
@@ -137,9 +155,10 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.owner = b.owner != null ? b.owner : UUID.randomUUID();
         this.purgeBatchSize = b.purgeBatchSize;
         this.purgePause = b.purgePause;
+        this.mysqlStatements = b.mysqlStatements;
         if (b.dialect != null) {
             this.dialectKind = b.dialect;
-            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention);
+            this.dialect = Dialects.create(b.dialect.name(), table, lease, retention, b.mysqlStatements);
         }
         this.batches = new BatchStatements(new BatchStatements.DialectSource() {
             @Override
@@ -157,6 +176,8 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         this.groupCommit = b.groupCommitMaxBatch == 0 ? null
                 : new JdbcGroupCommit(batches, table.toString(), b.groupCommitMaxBatch, groupCommitMaxInFlight,
                         b.arraySqlForSingletons, new GroupBackend());
+        this.outbox = new JdbcOutbox(b.outboxTable != null ? b.outboxTable : JdbcOutbox.defaultFor(table), lease,
+                retention, b.groupCommitMaxBatch, new OutboxBackend());
     }
 
     /**
@@ -174,9 +195,11 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
     // schema and housekeeping
 
     /**
-     * Creates the table and its index if they do not exist yet. Idempotent, and safe to call from several
-     * processes at once (they serialise on a transaction-scoped advisory lock). Optional: the DDL is also shipped
-     * as the resource {@code /org/acemq/amqp/store/jdbc/postgresql.sql} for schema-migration tools.
+     * Creates the table and its index, and the {@linkplain Builder#outboxTableName outbox table} and its indexes, if
+     * they do not exist yet. Idempotent, and safe to call from several processes at once (they serialise on a
+     * transaction-scoped advisory lock). Optional: the DDL is also shipped as the resources
+     * {@code /org/acemq/amqp/store/jdbc/postgresql.sql} and {@code postgresql-outbox.sql} (and the MariaDB and H2
+     * ones) for schema-migration tools.
      *
      * @throws StoreUnavailableException if the database cannot be reached or refuses the DDL
      */
@@ -185,18 +208,22 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             boolean autoCommit = c.getAutoCommit();
             requireNoCallerTransaction(c, autoCommit);
             sql(c).createSchema(c);
-            LOG.debug("Schema for idempotency table {} is in place", table);
+            outbox.createSchema(c);
+            LOG.debug("Schema for idempotency table {} and outbox table {} is in place", table, outbox);
         } catch (SQLException e) {
             throw unavailable("createSchema", null, e);
         }
     }
 
     /**
-     * @return the DDL {@link #createSchema()} runs, with the table name filled in, one statement per element; for the
-     *     {@linkplain #dialect() dialect}, which this may read from a connection
+     * @return the DDL {@link #createSchema()} runs, with the table names filled in, one statement per element: the
+     *     store's table, then the outbox table; for the {@linkplain #dialect() dialect}, which this may read from a
+     *     connection
      */
     public List<String> schemaStatements() {
-        return sql().ddl();
+        List<String> ddl = new ArrayList<>(sql().ddl());
+        ddl.addAll(outbox.ddl(dialectKind.name()));
+        return List.copyOf(ddl);
     }
 
     /**
@@ -226,36 +253,43 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     /**
      * Deletes every forgotten row, {@linkplain Builder#purgeBatchSize batch} by batch, pausing
-     * {@linkplain Builder#purgePause between batches} so that the purge does not compete with consumers. Each batch
-     * is its own short transaction. Returns early, with the interrupt flag set, if the thread is interrupted.
+     * {@linkplain Builder#purgePause between batches} so that the purge does not compete with consumers, and then, the
+     * same way, every outbox row that was dispatched longer than the retention ago (pending outbox rows are never
+     * deleted; an outbox table that does not exist is skipped). Each batch is its own short transaction. Returns
+     * early, with the interrupt flag set, if the thread is interrupted.
      *
-     * @return how many rows were deleted
+     * @return how many rows were deleted, from both tables
      * @throws StoreUnavailableException if the database cannot be reached (rows deleted by earlier batches stay
      *     deleted)
      */
     public long purgeExpired() {
-        long total = 0;
         long start = System.nanoTime();
+        long ids = purgeInBatches(this::purgeExpired);
+        long sent = Thread.currentThread().isInterrupted() ? 0 : purgeInBatches(outbox::purgeBatch);
+        if (ids + sent > 0) {
+            LOG.debug("Purged {} expired ids from {} and {} dispatched messages from {} in {} ms", ids, table, sent,
+                    outbox, Duration.ofNanos(System.nanoTime() - start).toMillis());
+        }
+        return ids + sent;
+    }
+
+    private long purgeInBatches(IntUnaryOperator batch) {
+        long total = 0;
         while (true) {
-            int deleted = purgeExpired(purgeBatchSize);
+            int deleted = batch.applyAsInt(purgeBatchSize);
             total += deleted;
             if (deleted < purgeBatchSize) {
-                break;
+                return total;
             }
             if (!purgePause.isZero()) {
                 try {
                     Thread.sleep(purgePause.toMillis(), purgePause.toNanosPart() % 1_000_000);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    break;
+                    return total;
                 }
             }
         }
-        if (total > 0) {
-            LOG.debug("Purged {} expired ids from {} in {} ms", total, table,
-                    Duration.ofNanos(System.nanoTime() - start).toMillis());
-        }
-        return total;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -591,6 +625,105 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         });
     }
 
+    // ---------------------------------------------------------------------------------------------------------
+    // OutboxStore (docs/jdbc-store.md, "Outbox")
+
+    /**
+     * Writes the entries a handler sent into the outbox table, in the caller's open transaction on
+     * {@code connection}, for {@link JdbcTransactionalHandler}: after {@link #confirmInTransaction} won. One multi-row
+     * statement (several only past 1,000 rows or 8 MiB of messages); nothing is committed or rolled back here.
+     *
+     * @param connection a connection with auto-commit off, inside the caller's transaction
+     * @param incomingKey the incoming message's key; every entry must carry it, each at a position of its own
+     * @param entries the entries, in send order; none: nothing runs
+     * @throws IllegalArgumentException if an entry breaks those rules, or its message-id or address holds a character
+     *     no table can store (nothing is written)
+     * @throws SQLException as the driver throws it; the caller then rolls back
+     */
+    void writeOutbox(Connection connection, String incomingKey, List<OutboxEntry> entries) throws SQLException {
+        Objects.requireNonNull(connection, "connection must not be null");
+        MessageIds.requireValid(incomingKey);
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException("writeOutbox needs a connection with auto-commit off");
+        }
+        sql(connection);
+        outbox.write(connection, incomingKey, entries);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one primary-key range read of the outbox table.
+     */
+    @Override
+    public List<OutboxEntry> pendingOutbox(String incomingKey) {
+        MessageIds.requireValid(incomingKey);
+        return outbox.pending(incomingKey);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: the entries are taken and held in one statement (PostgreSQL: {@code UPDATE … FROM (SELECT … FOR UPDATE
+     * SKIP LOCKED) … RETURNING}; MariaDB and H2: a short transaction of the same two steps): rows another sweep is
+     * taking at the same moment are skipped, and a row handed out is not handed out again by any sweep, of any
+     * process, for the store's {@linkplain #leaseDuration() lease}, so that two processes sweeping at once dispatch
+     * different rows. A row whose dispatch {@linkplain #outboxFailed failed} is held the same way: it is retried at
+     * most once per lease. {@link #pendingOutbox(String)} ignores holds.
+     *
+     * @throws IllegalArgumentException if {@code minAge} is negative or {@code limit} is below 1
+     */
+    @Override
+    public List<OutboxEntry> pendingOutbox(Duration minAge, int limit) {
+        Objects.requireNonNull(minAge, "minAge must not be null");
+        if (minAge.isNegative()) {
+            throw new IllegalArgumentException("minAge must be >= 0, but was " + minAge);
+        }
+        if (minAge.compareTo(Duration.ofDays(365L * 100)) > 0) {
+            throw new IllegalArgumentException("minAge must be at most 100 years, but was " + minAge);
+        }
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
+        }
+        return outbox.sweep(minAge, limit);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: group-committed like confirms: a lone call runs its statement at once; calls made while a mark
+     * statement runs wait for it and then share one statement and one commit (at most one mark statement runs at a
+     * time per store instance). With group commit {@linkplain Builder#groupCommit(boolean) off} every call runs its
+     * own. One statement per batch, whatever the number of entries (PostgreSQL: {@code unnest} of two arrays).
+     */
+    @Override
+    public void outboxDispatched(List<OutboxEntry> entries) {
+        outbox.dispatched(entries);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: counts the attempt, keeps the error (NUL characters and unpaired surrogates replaced, at most 1,000
+     * characters) and holds the row from the sweeps for the store's lease. An entry that is dispatched or gone is left
+     * alone.
+     */
+    @Override
+    public void outboxFailed(OutboxEntry entry, String error) {
+        outbox.failed(entry, error);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Here: one statement over the pending rows only (on PostgreSQL through a partial index that holds nothing
+     * else). An outbox table that does not exist reads as empty.
+     */
+    @Override
+    public Status outboxStatus() {
+        return outbox.status();
+    }
+
     @Override
     public Duration leaseDuration() {
         return lease;
@@ -611,6 +744,11 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         return table.toString();
     }
 
+    /** @return the outbox table's name ({@code [schema.]name}), as configured or derived from {@link #tableName()} */
+    public String outboxTableName() {
+        return outbox.table().toString();
+    }
+
     /** @return whether concurrent claims, confirms and releases are group-committed (see {@link Builder#groupCommit}) */
     public boolean groupCommitEnabled() {
         return groupCommit != null;
@@ -626,9 +764,9 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
     @Override
     public String toString() {
-        return "JdbcIdempotencyStore[table=" + table + ", dialect=" + (dialectKind == null ? "unread" : dialectKind)
-                + ", lease=" + lease + ", retention=" + retention + ", owner="
-                + owner + ", groupCommit=" + (groupCommit == null ? "off" : "on, maxInFlight " + groupCommitMaxInFlight)
+        return "JdbcIdempotencyStore[table=" + table + ", outbox=" + outbox + ", dialect="
+                + (dialectKind == null ? "unread" : dialectKind) + ", lease=" + lease + ", retention=" + retention
+                + ", owner=" + owner + ", groupCommit=" + (groupCommit == null ? "off" : "on, maxInFlight " + groupCommitMaxInFlight)
                 + "]";
     }
 
@@ -661,7 +799,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             if (dialect == null) {
                 JdbcDialect kind = JdbcDialect.ofProduct(c.getMetaData().getDatabaseProductName());
                 dialectKind = kind;
-                dialect = Dialects.create(kind.name(), table, lease, retention);
+                dialect = Dialects.create(kind.name(), table, lease, retention, mysqlStatements);
                 LOG.debug("Idempotency table {}: {} dialect, read from the connection", table, kind);
             }
             return dialect;
@@ -698,6 +836,31 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         @Override
         public <T> T run(String operation, JdbcGroupCommit.SqlCall<T> call) {
             return JdbcIdempotencyStore.this.run(operation, null, call::apply);
+        }
+    }
+
+    /** What the outbox calls back: the store's connection handling and dialect, with messages naming the outbox. */
+    private final class OutboxBackend implements JdbcOutbox.Backend {
+        @Override
+        public <T> T run(String operation, String messageId, JdbcGroupCommit.SqlCall<T> call) {
+            try {
+                return JdbcIdempotencyStore.this.run(operation, messageId, call::apply);
+            } catch (InvalidMessageIdException e) {
+                throw e;
+            } catch (StoreUnavailableException e) {
+                String id = messageId == null ? "" : "'" + MessageIds.printable(messageId) + "'";
+                String state = e.getCause() instanceof SQLException s ? " [SQLState " + s.getSQLState() + "]" : "";
+                String cause = e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+                throw new StoreUnavailableException("Outbox table " + outbox + " (of idempotency store table " + table
+                        + "): " + operation + "(" + id + ") failed" + state + ": " + cause,
+                        e.getCause() != null ? e.getCause() : e);
+            }
+        }
+
+        @Override
+        public String product(Connection c) throws SQLException {
+            sql(c);
+            return dialectKind.name();
         }
     }
 
@@ -879,6 +1042,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
 
         private final DataSource dataSource;
         private TableName table = TableName.parse(DEFAULT_TABLE_NAME);
+        private TableName outboxTable; // null: derived from table
         private Duration lease = DEFAULT_LEASE;
         private Duration retention = DEFAULT_RETENTION;
         private UUID owner;
@@ -887,6 +1051,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
         private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
         private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
+        private boolean mysqlStatements;
         private JdbcDialect dialect;
 
         private Builder(DataSource dataSource) {
@@ -901,6 +1066,21 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
          */
         public Builder tableName(String tableName) {
             this.table = TableName.parse(tableName);
+            return this;
+        }
+
+        /**
+         * @param outboxTableName the {@linkplain OutboxStore outbox} table, with the same rules as
+         *     {@link #tableName(String)}, or null (the default) for a name derived from the store's table: in its
+         *     schema, its name with a trailing {@code idempotency} replaced by {@code outbox}
+         *     ({@code acemq_idempotency} → {@value #DEFAULT_OUTBOX_TABLE_NAME}), else with {@code _outbox} appended
+         *     (shortened, with a hash of the store table's name, where that would pass 48 characters). Must differ
+         *     from the store's table.
+         * @return this builder
+         * @throws IllegalArgumentException for a name the rules refuse
+         */
+        public Builder outboxTableName(String outboxTableName) {
+            this.outboxTable = outboxTableName == null ? null : TableName.parse(outboxTableName);
             return this;
         }
 
@@ -1024,8 +1204,24 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore {
             return this;
         }
 
-        /** @return a new store; touches no database (see {@link JdbcIdempotencyStore#createSchema()}) */
+        /**
+         * Tests only: on MariaDB, run the statements the dialect runs on MySQL 8 (claims without {@code RETURNING},
+         * read back in their own transaction), so that they are tested on the server there is.
+         */
+        Builder mysqlStatements(boolean value) {
+            this.mysqlStatements = value;
+            return this;
+        }
+
+        /**
+         * @return a new store; touches no database (see {@link JdbcIdempotencyStore#createSchema()})
+         * @throws IllegalArgumentException if the outbox table is the store's table
+         */
         public JdbcIdempotencyStore build() {
+            if (outboxTable != null && outboxTable.equals(table)) {
+                throw new IllegalArgumentException("outboxTableName must differ from tableName, but both were '"
+                        + table + "'");
+            }
             return new JdbcIdempotencyStore(this);
         }
 

@@ -2,12 +2,16 @@ package org.acemq.amqp.store.jdbc;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.api.OutboxCapture;
+import org.acemq.amqp.api.OutboxEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,8 +33,10 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>For each message: take a connection from {@code dataSource}, switch auto-commit off, run the work on it, record
- * the confirm of {@link Envelope#id()} on the same connection, commit. If anything throws, roll back and rethrow: the
- * runtime then releases the claim and settles the delivery as for any failed handler.
+ * the confirm of {@link Envelope#id()} on the same connection, write the messages the work sent through the envelope
+ * ({@link Envelope#send}, {@link Envelope#reply}) to the store's outbox table on the same connection, commit. If
+ * anything throws, roll back and rethrow: the runtime then releases the claim and settles the delivery as for any
+ * failed handler, and sends nothing.
  *
  * <h2>What is guaranteed</h2>
  * <ul>
@@ -45,6 +51,14 @@ import org.slf4j.LoggerFactory;
  *       redelivery is then a duplicate.</li>
  *   <li><b>An uncertain commit is safe</b>: if the commit fails because the connection broke, the handler throws;
  *       the redelivery finds the id either confirmed (the commit happened) or not (it did not).</li>
+ *   <li><b>Messages sent through the envelope commit with the effects</b> (a <em>transactional outbox</em>): they are
+ *       rows of the outbox table written in this transaction, so they exist exactly when the effects and the confirm
+ *       do. After the commit the runtime dispatches them and marks them dispatched; a crash in between leaves them
+ *       pending, and the runtime's sweep, or the next copy of the incoming message, dispatches them. A dispatch may
+ *       therefore repeat, but always with the same message-ids (derived from the incoming key and the send's
+ *       position), which an idempotent receiver absorbs: exactly once as that receiver sees it. The outbox rows are
+ *       written after the confirm won, so an owner that lost the race above writes none; the handler's sends of a
+ *       rolled-back attempt are never written.</li>
  * </ul>
  *
  * <h2>Requirements</h2>
@@ -53,13 +67,16 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code store} must be the instance given to the consumer (the confirm is recorded under its owner id, which
  *       is how the runtime's own confirm after the handler recognises it and stays quiet).</li>
  *   <li>The work must not commit, roll back, close the connection or switch auto-commit on.</li>
- *   <li>Only database work on {@code connection} is exactly-once; anything else the work does (HTTP calls,
- *       messages sent) is still at-least-once.</li>
+ *   <li>Only database work on {@code connection} and messages sent through the envelope are exactly-once; anything
+ *       else the work does (HTTP calls, messages sent on a sender of its own) is still at-least-once.</li>
+ *   <li>To send, the outbox table must exist ({@link JdbcIdempotencyStore#createSchema()} or the shipped
+ *       migrations); a work that sends nothing does not touch it.</li>
  * </ul>
  *
- * <p><b>Cost:</b> one extra round trip inside the transaction (the confirm), and the transaction holds the store row
- * locked from the confirm to the commit. The runtime's confirm after the handler still runs; it finds the id
- * already confirmed by this very claim and writes nothing.
+ * <p><b>Cost:</b> one extra round trip inside the transaction (the confirm), plus one (a single multi-row insert)
+ * when the work sent messages, and the transaction holds the store row locked from the confirm to the commit. The
+ * runtime's confirm after the handler still runs; it finds the id already confirmed by this very claim and writes
+ * nothing.
  *
  * <p><b>Threading:</b> thread-safe if the work is; each call uses its own connection.
  */
@@ -120,14 +137,23 @@ public final class JdbcTransactionalHandler implements MessageHandler {
                     throw new IllegalStateException("the transactional work for " + envelope.id()
                             + " switched auto-commit on; its effects may already be committed");
                 }
+                Optional<OutboxCapture> capture = OutboxCapture.of(envelope);
+                List<OutboxEntry> sent = capture.isPresent() ? capture.get().outboxEntries() : List.of();
+                // the confirm first: it serialises owners on the store row, so only the winner writes outbox rows
                 JdbcIdempotencyStore.TransactionalConfirm result = store.confirmInTransaction(connection, claim);
                 if (result == JdbcIdempotencyStore.TransactionalConfirm.ALREADY_CONFIRMED) {
                     connection.rollback();
+                    capture.ifPresent(OutboxCapture::outboxDiscarded);
                     LOG.info("{} was confirmed by another consumer while this one (attempt {}) worked on it; this "
-                            + "attempt's work was rolled back", envelope.id(), claim.attempt());
+                            + "attempt's work was rolled back{}", envelope.id(), claim.attempt(),
+                            sent.isEmpty() ? "" : " and its " + sent.size() + " sent message(s) discarded");
                     return;
                 }
+                if (!sent.isEmpty()) {
+                    store.writeOutbox(connection, envelope.id(), sent);
+                }
                 connection.commit();
+                capture.ifPresent(OutboxCapture::outboxStored);
                 if (result == JdbcIdempotencyStore.TransactionalConfirm.CONFIRMED_LEASE_LOST) {
                     LOG.info("{} (attempt {}) committed after its lease had lapsed; no other consumer had confirmed "
                             + "it, so this commit is the only one", envelope.id(), claim.attempt());

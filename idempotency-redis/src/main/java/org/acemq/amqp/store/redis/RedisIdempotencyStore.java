@@ -12,6 +12,8 @@ import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.LeasedIdempotencyStore;
 import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.api.StoreUnavailableException;
+import org.acemq.amqp.store.redis.internal.KeyLayout;
+import org.acemq.amqp.store.redis.internal.LayoutMigration;
 import org.acemq.amqp.store.redis.internal.RedisScript;
 import org.acemq.amqp.store.redis.internal.ScriptRunner;
 import org.slf4j.Logger;
@@ -37,8 +39,8 @@ import io.lettuce.core.codec.StringCodec;
  * }</pre>
  *
  * <h2>How it keeps state</h2>
- * One Redis hash per identifier, at the key {@code <keyPrefix>{<identifier>}}: its state (claimed, released,
- * confirmed), owner, attempt count, lease end, the time it is forgotten, and the fingerprint. Every operation on an
+ * One Redis hash per identifier, at the key {@code <keyPrefix>v2{<tag>}<identifier>} ({@link #redisKey}): its state
+ * (claimed, released, confirmed), owner, attempt count, lease end, the time it is forgotten, and the fingerprint. Every operation on an
  * identifier is one Lua script (EVALSHA, EVAL when the server has not cached it yet), so it is atomic per identifier;
  * the batch calls run one script over many identifiers, one after the other, exactly as the single calls would.
  * Leases and retention are measured with the Redis server's clock ({@code TIME} inside the scripts), never the
@@ -47,13 +49,19 @@ import io.lettuce.core.codec.StringCodec;
  * drops old records; the scripts also treat a record past that time as absent.
  *
  * <h2>Cluster</h2>
- * The braces make the whole identifier the key's hash tag, so identifiers spread over all slots and masters, and every
+ * The part in braces is the key's hash tag: one of three per scope (the identifier's part before {@code |}), chosen by
+ * a hash of the identifier, and the three sit a third of the slot range apart, so one queue's records spread over the
+ * masters of an evenly split three-master cluster while a batch of its identifiers touches at most three slots. Every
  * record is one key in one slot: what must be atomic is always on one master. A batch call on a cluster is split by
  * slot: one script per slot (all sent at once and awaited together within one timeout), atomic within its slot. On a
  * standalone server a batch is one script, atomic as a whole. If some slots of a cluster batch fail,
  * {@link #acquireAll} gives back (releases) what the others claimed and throws {@link StoreUnavailableException};
  * {@link #confirmAll} then leaves what did get confirmed confirmed (safe: confirming is idempotent, and the runtime
  * confirms again).
+ *
+ * <h2>Key layout</h2>
+ * The layout is version 2 and marked per prefix at {@code <keyPrefix>layout}. Records of the first layout
+ * ({@code <keyPrefix>{<identifier>}}) are moved by the first {@link Builder#build()} on the prefix; see there.
  *
  * <h2>What Redis can lose</h2>
  * Redis acknowledges a write before it reaches a replica or (unless {@code appendfsync always}) the disk. A failover to
@@ -92,15 +100,17 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
 
     private final ScriptRunner runner;
     private final String keyPrefix;
+    private final KeyLayout layout;
     private final Duration lease;
     private final Duration retention;
     private final String leaseMillis;
     private final String retentionMillis;
     private final String owner;
 
-    private RedisIdempotencyStore(Builder builder, ScriptRunner runner) {
+    private RedisIdempotencyStore(Builder builder, ScriptRunner runner, KeyLayout layout) {
         this.runner = runner;
         this.keyPrefix = builder.keyPrefix;
+        this.layout = layout;
         this.lease = builder.lease;
         this.retention = builder.retention;
         this.leaseMillis = Long.toString(Math.max(1, ceilMillis(builder.lease)));
@@ -146,13 +156,19 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     }
 
     /**
-     * The Redis key of an identifier's record: the prefix, then the identifier in braces (its hash tag).
+     * The Redis key of an identifier's record: {@code <keyPrefix>v2{<tag>}<identifier>}, where the hash tag
+     * {@code <tag>} is one of three per scope (chosen by a hash of the identifier); see {@code docs/redis-store.md}.
      *
      * @param messageId the identifier
      * @return the key
+     * @throws IllegalArgumentException if the identifier is not valid ({@link MessageIds#requireValid})
      */
     public String redisKey(String messageId) {
-        return keyPrefix + '{' + messageId + '}';
+        return layout.key(MessageIds.requireValid(messageId));
+    }
+
+    private String key(String messageId) {
+        return layout.key(messageId);
     }
 
     @Override
@@ -186,14 +202,14 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     @Override
     public void confirm(String messageId) {
         MessageIds.requireValid(messageId);
-        runner.run(RedisScript.CONFIRM, new String[] {redisKey(messageId)}, "", retentionMillis, "0");
+        runner.run(RedisScript.CONFIRM, new String[] {key(messageId)}, "", retentionMillis, "0");
     }
 
     /** {@inheritDoc} Here: releases this owner's claim on the identifier, whatever its attempt. */
     @Override
     public void release(String messageId) {
         MessageIds.requireValid(messageId);
-        runner.run(RedisScript.RELEASE, new String[] {redisKey(messageId)}, owner, retentionMillis, "");
+        runner.run(RedisScript.RELEASE, new String[] {key(messageId)}, owner, retentionMillis, "");
     }
 
     @Override
@@ -213,7 +229,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     public Claim acquire(String messageId, String fingerprint) {
         MessageIds.requireValid(messageId);
         MessageIds.requireValidFingerprint(fingerprint);
-        List<Object> reply = runner.run(RedisScript.ACQUIRE, new String[] {redisKey(messageId)}, owner, leaseMillis,
+        List<Object> reply = runner.run(RedisScript.ACQUIRE, new String[] {key(messageId)}, owner, leaseMillis,
                 retentionMillis, fingerprint == null ? "" : fingerprint);
         return claim(messageId, reply.get(0), reply.get(1), reply.get(2));
     }
@@ -242,7 +258,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         for (int i = 0; i < n; i++) {
             String id = MessageIds.requireValid(messageIds.get(i));
             String print = fingerprints == null ? null : MessageIds.requireValidFingerprint(fingerprints.get(i));
-            keys.add(redisKey(id));
+            keys.add(key(id));
             prints.add(print == null ? "" : print);
         }
         if (n == 0) {
@@ -251,7 +267,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         Object[] replies;
         try {
             replies = runner.perSlot(RedisScript.ACQUIRE, keys, List.of(owner, leaseMillis, retentionMillis), prints,
-                    3);
+                    1, 3);
         } catch (ScriptRunner.PartialBatchException e) {
             giveBack(messageIds, e);
             throw plain(e);
@@ -294,7 +310,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     @Override
     public boolean renew(Claim claim) {
         int attempt = requireLease(claim);
-        List<Object> reply = runner.run(RedisScript.RENEW, new String[] {redisKey(claim.messageId())}, owner,
+        List<Object> reply = runner.run(RedisScript.RENEW, new String[] {key(claim.messageId())}, owner,
                 Integer.toString(attempt), leaseMillis, retentionMillis);
         return number(reply.get(0)) == 1;
     }
@@ -302,7 +318,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     @Override
     public boolean confirm(Claim claim) {
         int attempt = requireLease(claim);
-        List<Object> reply = runner.run(RedisScript.CONFIRM, new String[] {redisKey(claim.messageId())}, owner,
+        List<Object> reply = runner.run(RedisScript.CONFIRM, new String[] {key(claim.messageId())}, owner,
                 retentionMillis, Integer.toString(attempt));
         return number(reply.get(0)) == 1;
     }
@@ -321,14 +337,14 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         for (int i = 0; i < n; i++) {
             Claim claim = claims.get(i);
             attempts.add(Integer.toString(requireLease(claim)));
-            keys.add(redisKey(claim.messageId()));
+            keys.add(key(claim.messageId()));
         }
         if (n == 0) {
             return List.of();
         }
         Object[] replies;
         try {
-            replies = runner.perSlot(RedisScript.CONFIRM, keys, List.of(owner, retentionMillis), attempts, 1);
+            replies = runner.perSlot(RedisScript.CONFIRM, keys, List.of(owner, retentionMillis), attempts, 1, 1);
         } catch (ScriptRunner.PartialBatchException e) {
             throw plain(e);
         }
@@ -347,7 +363,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     @Override
     public boolean release(Claim claim) {
         int attempt = requireLease(claim);
-        List<Object> reply = runner.run(RedisScript.RELEASE, new String[] {redisKey(claim.messageId())}, owner,
+        List<Object> reply = runner.run(RedisScript.RELEASE, new String[] {key(claim.messageId())}, owner,
                 retentionMillis, Integer.toString(attempt));
         return number(reply.get(0)) == 1;
     }
@@ -362,13 +378,13 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         }
         for (Claim claim : claims) {
             if (claim.claimed()) {
-                keys.add(redisKey(claim.messageId()));
+                keys.add(key(claim.messageId()));
                 attempts.add(Integer.toString(claim.attempt()));
             }
         }
         if (!keys.isEmpty()) {
             try {
-                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1);
+                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1, 1);
             } catch (ScriptRunner.PartialBatchException e) {
                 throw plain(e);
             }
@@ -379,7 +395,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     @Override
     public boolean resetAttempts(String messageId) {
         MessageIds.requireValid(messageId);
-        return number(runner.run(RedisScript.RESET, new String[] {redisKey(messageId)}).get(0)) == 1;
+        return number(runner.run(RedisScript.RESET, new String[] {key(messageId)}).get(0)) == 1;
     }
 
     @Override
@@ -403,7 +419,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
     // ------------------------------------------------------------------ internals
 
     private List<Object> read(String messageId) {
-        return runner.run(RedisScript.READ, new String[] {redisKey(messageId)});
+        return runner.run(RedisScript.READ, new String[] {key(messageId)});
     }
 
     private static Claim claim(String messageId, Object result, Object attempt, Object fingerprint) {
@@ -520,11 +536,17 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         }
 
         /**
-         * Opens the store's connection and returns the store.
+         * Opens the store's connection, makes sure the key prefix's records are in this version's key layout, and
+         * returns the store. The first store built on a prefix moves the records of the first key layout
+         * ({@code <keyPrefix>{<identifier>}}, written by earlier versions) to their new keys and then writes a marker
+         * ({@code <keyPrefix>layout}); it scans the whole key space once for them, so on a large Redis that first
+         * build takes a while. Every later build reads the marker only. Stop the consumers of the earlier version
+         * before starting this one (see {@code docs/redis-store.md}, "Upgrading from the first key layout").
          *
          * @return the store
          * @throws IllegalArgumentException if the retention is shorter than the lease
-         * @throws StoreUnavailableException if Redis cannot be reached
+         * @throws StoreUnavailableException if Redis cannot be reached, or does not answer a step of the move in time
+         * @throws IllegalStateException if the prefix's marker names a key layout of another (later) version
          */
         public RedisIdempotencyStore build() {
             if (retention.compareTo(lease) < 0) {
@@ -537,7 +559,18 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
             } catch (RedisException e) {
                 throw new StoreUnavailableException("cannot connect to Redis: " + e.getMessage(), e);
             }
-            return new RedisIdempotencyStore(this, runner);
+            KeyLayout layout = new KeyLayout(keyPrefix);
+            try {
+                LayoutMigration.ensure(runner, layout);
+            } catch (RuntimeException e) {
+                try {
+                    runner.close();
+                } catch (RuntimeException closing) {
+                    e.addSuppressed(closing);
+                }
+                throw e;
+            }
+            return new RedisIdempotencyStore(this, runner, layout);
         }
 
         private static Duration requirePositive(String name, Duration value) {

@@ -35,8 +35,12 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 class RedisClusterDeadMasterIT {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
-    /** Slots of the dead master a batch spans: with one timeout per slot it would take this many timeouts. */
-    private static final int DEAD_SLOTS = 30;
+    /**
+     * Slots of the dead master a batch spans: with one timeout per slot it would take this many timeouts. The store
+     * keeps its records in 48 slots, 16 per master of an even three-way split (three per scope, one on each master),
+     * so a batch reaches 16 slots of one master only with identifiers of 16 scopes: every slot it can.
+     */
+    private static final int DEAD_SLOTS = 16;
     /** Far below DEAD_SLOTS timeouts, far above one timeout even on a loaded machine. */
     private static final Duration FAILS_WITHIN = Duration.ofSeconds(10);
 
@@ -95,7 +99,7 @@ class RedisClusterDeadMasterIT {
 
     @Test
     void acquireAllOverManySlotsOfADeadMasterFailsWithinTheTimeoutAndGivesBackTheLiveClaims() {
-        Batch batch = batch("acquire|");
+        Batch batch = batch("acquire-");
         {
             long start = System.nanoTime();
             assertThatThrownBy(() -> store.acquireAll(batch.ids)).isInstanceOf(StoreUnavailableException.class);
@@ -112,7 +116,7 @@ class RedisClusterDeadMasterIT {
 
     @Test
     void confirmAllOverManySlotsOfADeadMasterFailsWithinTheTimeoutAndKeepsTheLiveConfirmations() {
-        Batch batch = batch("confirm|");
+        Batch batch = batch("confirm-");
         {
             List<Claim> claims = new ArrayList<>();
             for (String id : batch.ids) {
@@ -130,13 +134,16 @@ class RedisClusterDeadMasterIT {
         }
     }
 
-    /** Identifiers of which DEAD_SLOTS fall in distinct slots of the dead master and as many on live masters. */
+    /**
+     * Identifiers of which DEAD_SLOTS fall in distinct slots of the dead master and as many on live masters (from as
+     * many scopes as that takes).
+     */
     private static Batch batch(String scope) {
         List<String> ids = new ArrayList<>();
         List<String> live = new ArrayList<>();
         Set<Integer> dead = new TreeSet<>();
         for (int i = 0; dead.size() < DEAD_SLOTS || live.size() < DEAD_SLOTS; i++) {
-            String id = scope + "k" + i;
+            String id = scope + (i % 97) + "|k" + i;
             int slot = SlotHash.getSlot(store.redisKey(id));
             if (deadSlots.contains(slot)) {
                 if (dead.size() < DEAD_SLOTS && dead.add(slot)) {

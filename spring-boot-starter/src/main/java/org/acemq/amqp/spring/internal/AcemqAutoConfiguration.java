@@ -5,6 +5,7 @@ import io.micrometer.observation.ObservationRegistry;
 import javax.sql.DataSource;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.consumer.RejectionHandler;
+import org.acemq.amqp.consumer.TokenCredential;
 import org.acemq.amqp.consumer.micrometer.AcemqProcessObservationConvention;
 import org.acemq.amqp.spring.AcemqConsumerCustomizer;
 import org.acemq.amqp.spring.AcemqListenerContainer;
@@ -104,7 +105,9 @@ public final class AcemqAutoConfiguration {
             ObjectProvider<AcemqConsumerCustomizer> customizers, ObjectProvider<RejectionHandler> rejectionHandlers,
             BeanFactory beans) {
         return new ListenerContainer(properties, listeners, store::getObject, methods,
-                name -> ConsumerSettings.connection(properties, name, sslBundles.getIfAvailable()),
+                name -> ConsumerSettings.connection(properties, name, sslBundles.getIfAvailable(),
+                        bean -> beans.containsBean(bean) && beans.isTypeMatch(bean, TokenCredential.class)
+                                ? beans.getBean(bean, TokenCredential.class) : null),
                 observer.getIfAvailable(), transactional.getIfAvailable(), customizers.orderedStream().toList(),
                 listenerBeans(rejectionHandlers, beans));
     }
@@ -185,6 +188,9 @@ public final class AcemqAutoConfiguration {
                 JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(ds);
                 if (jdbc.getTableName() != null) {
                     b.tableName(jdbc.getTableName());
+                }
+                if (jdbc.getOutboxTableName() != null) {
+                    b.outboxTableName(jdbc.getOutboxTableName());
                 }
                 if (jdbc.getDialect() != null) {
                     b.dialect(jdbc.getDialect());

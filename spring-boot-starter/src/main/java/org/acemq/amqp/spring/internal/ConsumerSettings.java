@@ -2,8 +2,11 @@ package org.acemq.amqp.spring.internal;
 
 import java.time.Duration;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.SaslMechanism;
+import org.acemq.amqp.consumer.TokenCredential;
 import org.acemq.amqp.spring.AcemqProperties;
 import org.springframework.boot.ssl.SslBundles;
 
@@ -34,8 +37,25 @@ final class ConsumerSettings {
      * @throws IllegalStateException naming the property when a value is invalid
      */
     static ConnectionSettings connection(AcemqProperties.Connection p, SslBundles sslBundles, String prefix) {
+        return connection(p, sslBundles, NO_BEANS, prefix);
+    }
+
+    /** A bean lookup that finds none. */
+    static final Function<String, TokenCredential> NO_BEANS = name -> null;
+
+    /**
+     * @param p the connection's properties
+     * @param sslBundles the application's SSL bundles, or null
+     * @param tokenCredentials the application's {@link TokenCredential} beans by name (null for a name that is none)
+     * @param prefix the properties' prefix, for messages ({@code acemq.connections.<name>})
+     * @return the connection settings
+     * @throws IllegalStateException naming the property when a value is invalid
+     */
+    static ConnectionSettings connection(AcemqProperties.Connection p, SslBundles sslBundles,
+            Function<String, TokenCredential> tokenCredentials, String prefix) {
         try {
-            return applyTo(p, sslBundles, ConnectionSettings.builder(p.getHost(), p.getPort())).build();
+            return applyTo(p, sslBundles, tokenCredentials, ConnectionSettings.builder(p.getHost(), p.getPort()))
+                    .build();
         } catch (IllegalArgumentException | NullPointerException e) {
             throw new IllegalStateException(prefix + ": " + e.getMessage(), e);
         }
@@ -50,15 +70,28 @@ final class ConsumerSettings {
      * @throws IllegalStateException if no connection has that name, or a value is invalid
      */
     static ConnectionSettings connection(AcemqProperties properties, String name, SslBundles sslBundles) {
+        return connection(properties, name, sslBundles, NO_BEANS);
+    }
+
+    /**
+     * @param properties every {@code acemq.*} property
+     * @param name a connection's name
+     * @param sslBundles the application's SSL bundles, or null
+     * @param tokenCredentials the application's {@link TokenCredential} beans by name (null for a name that is none)
+     * @return the settings of that connection
+     * @throws IllegalStateException if no connection has that name, or a value is invalid
+     */
+    static ConnectionSettings connection(AcemqProperties properties, String name, SslBundles sslBundles,
+            Function<String, TokenCredential> tokenCredentials) {
         checkConnectionNames(properties);
         if (AcemqProperties.DEFAULT_CONNECTION.equals(name)) {
-            return connection(properties.getConnection(), sslBundles, "acemq.connection");
+            return connection(properties.getConnection(), sslBundles, tokenCredentials, "acemq.connection");
         }
         AcemqProperties.Connection p = properties.getConnections().get(name);
         if (p == null) {
             throw new IllegalStateException(unknownConnection(properties, name));
         }
-        return connection(p, sslBundles, "acemq.connections." + name);
+        return connection(p, sslBundles, tokenCredentials, "acemq.connections." + name);
     }
 
     /**
@@ -99,8 +132,41 @@ final class ConsumerSettings {
      */
     static ConnectionSettings.Builder applyTo(AcemqProperties.Connection p, SslBundles sslBundles,
             ConnectionSettings.Builder b) {
-        if (p.getUsername() != null) {
+        return applyTo(p, sslBundles, NO_BEANS, b);
+    }
+
+    /**
+     * Applies every connection property that is set (host and port are the builder's own arguments).
+     *
+     * @param p the properties
+     * @param sslBundles the SSL bundles, or null
+     * @param tokenCredentials the application's {@link TokenCredential} beans by name (null for a name that is none)
+     * @param b the builder
+     * @return {@code b}
+     */
+    static ConnectionSettings.Builder applyTo(AcemqProperties.Connection p, SslBundles sslBundles,
+            Function<String, TokenCredential> tokenCredentials, ConnectionSettings.Builder b) {
+        AcemqProperties.Token token = p.getToken();
+        if (token.getCredential() != null) {
+            TokenCredential credential = tokenCredentials.apply(token.getCredential());
+            if (credential == null) {
+                throw new IllegalArgumentException("token.credential names '" + token.getCredential() + "', which is "
+                        + "not a bean of type " + TokenCredential.class.getName());
+            }
+            if (p.getUsername() == null) {
+                throw new IllegalArgumentException("token.credential is set, but no username: the SASL mechanisms "
+                        + "send one with the token (RabbitMQ ignores it)");
+            }
+            b.tokenCredential(p.getUsername(), credential);
+            if (p.getPassword() != null) {
+                b.credentials(p.getUsername(), p.getPassword()); // refused by build(): not both
+            }
+        } else if (p.getUsername() != null) {
             b.credentials(p.getUsername(), p.getPassword() != null ? p.getPassword() : "");
+        }
+        set(token.getRefreshBefore(), b::tokenRefreshBefore);
+        if (!p.getSasl().getMechanisms().isEmpty()) {
+            b.saslMechanisms(p.getSasl().getMechanisms().toArray(new SaslMechanism[0]));
         }
         set(p.getVirtualHost(), b::virtualHost);
         AcemqProperties.Tls tls = p.getTls();
@@ -119,6 +185,15 @@ final class ConsumerSettings {
         }
         if (tls.getKeyStore() != null) {
             b.keyStore(tls.getKeyStore(), tls.getKeyStorePassword());
+        }
+        set(tls.getTrustStoreType(), b::trustStoreType);
+        set(tls.getKeyStoreType(), b::keyStoreType);
+        set(tls.getKeyAlias(), b::keyAlias);
+        if (!tls.getProtocols().isEmpty()) {
+            b.enabledProtocols(tls.getProtocols().toArray(new String[0]));
+        }
+        if (!tls.getCipherSuites().isEmpty()) {
+            b.enabledCipherSuites(tls.getCipherSuites().toArray(new String[0]));
         }
         b.verifyHost(tls.isVerifyHost());
         AcemqProperties.Reconnect reconnect = p.getReconnect();
@@ -145,6 +220,7 @@ final class ConsumerSettings {
         set(p.getIdleTimeout(), b::idleTimeout);
         set(p.getOpenTimeout(), b::openTimeout);
         set(p.getRequestTimeout(), b::requestTimeout);
+        set(p.getMaxFrameSize(), b::maxFrameSize);
         return b;
     }
 

@@ -87,18 +87,30 @@ class JdbcStarterDialectsIT {
 
     /** Columns, indexes and check constraints of {@code acemq_idempotency} in a MariaDB database. */
     static List<String> mariaDbDefinition(JdbcTemplate jdbc, String database) {
+        return mariaDbDefinition(jdbc, database, "acemq_idempotency");
+    }
+
+    /** Columns (with defaults), indexes and check constraints of a table in a MariaDB database. */
+    static List<String> mariaDbDefinition(JdbcTemplate jdbc, String database, String table) {
         List<String> out = new ArrayList<>();
         out.addAll(jdbc.queryForList("SELECT CONCAT('column ', column_name, ' ', column_type, ' nullable=', "
-                + "is_nullable, ' charset=', IFNULL(character_set_name, '-'), ' #', ordinal_position) "
-                + "FROM information_schema.columns WHERE table_schema = ? AND table_name = 'acemq_idempotency' "
-                + "ORDER BY ordinal_position", String.class, database));
+                + "is_nullable, ' charset=', IFNULL(character_set_name, '-'), ' #', ordinal_position, "
+                + "IFNULL(CONCAT(' default ', column_default), '')) "
+                + "FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                + "ORDER BY ordinal_position", String.class, database, table));
         out.addAll(jdbc.queryForList("SELECT CONCAT('index ', index_name, ' ', seq_in_index, ' ', column_name, "
                 + "' unique=', 1 - non_unique) FROM information_schema.statistics WHERE table_schema = ? "
-                + "AND table_name = 'acemq_idempotency' ORDER BY index_name, seq_in_index", String.class, database));
+                + "AND table_name = ? ORDER BY index_name, seq_in_index", String.class, database, table));
         out.addAll(jdbc.queryForList("SELECT CONCAT('check ', constraint_name, ' ', check_clause) "
                 + "FROM information_schema.check_constraints WHERE constraint_schema = ? "
-                + "AND table_name = 'acemq_idempotency' ORDER BY constraint_name", String.class, database));
+                + "AND table_name = ? ORDER BY constraint_name", String.class, database, table));
         return out;
+    }
+
+    List<String> mariaDbStoresOwnOutbox() {
+        MariaDbDatabase reference = mariaDb("reference-outbox");
+        JdbcIdempotencyStore.builder(dataSource(reference)).build().createSchema();
+        return mariaDbDefinition(new JdbcTemplate(dataSource(reference)), reference.name(), "acemq_outbox");
     }
 
     static DataSource dataSource(MariaDbDatabase db) {
@@ -127,6 +139,8 @@ class JdbcStarterDialectsIT {
                 .table("acemq_schema_history").load().migrate();
         assertThat(mariaDbDefinition(new JdbcTemplate(dataSource(db)), db.name())).isNotEmpty()
                 .isEqualTo(mariaDbStoresOwnSchema());
+        assertThat(mariaDbDefinition(new JdbcTemplate(dataSource(db)), db.name(), "acemq_outbox")).as("V2: the outbox")
+                .isNotEmpty().isEqualTo(mariaDbStoresOwnOutbox());
         storeWorks(JdbcIdempotencyStore.builder(dataSource(db)).build());
     }
 
@@ -139,8 +153,9 @@ class JdbcStarterDialectsIT {
                 "acemq.store.jdbc.initialize-schema=false");
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
         assertThat(jdbc.queryForList("SELECT id FROM DATABASECHANGELOG WHERE author = 'acemq'", String.class))
-                .containsExactly("acemq-idempotency-mariadb-1");
+                .containsExactly("acemq-idempotency-mariadb-1", "acemq-outbox-mariadb-1");
         assertThat(mariaDbDefinition(jdbc, db.name())).isNotEmpty().isEqualTo(mariaDbStoresOwnSchema());
+        assertThat(mariaDbDefinition(jdbc, db.name(), "acemq_outbox")).isNotEmpty().isEqualTo(mariaDbStoresOwnOutbox());
         storeWorks(app.getBean(IdempotencyStore.class));
     }
 
@@ -148,31 +163,41 @@ class JdbcStarterDialectsIT {
 
     /** Columns, indexes and check constraints of {@code acemq_idempotency} in an H2 database. */
     static List<String> h2Definition(JdbcTemplate jdbc) {
+        return h2Definition(jdbc, "acemq_idempotency");
+    }
+
+    /** Columns (with defaults), indexes and check constraints of a table in an H2 database. */
+    static List<String> h2Definition(JdbcTemplate jdbc, String table) {
         List<String> out = new ArrayList<>();
         out.addAll(jdbc.queryForList("SELECT CONCAT('column ', column_name, ' ', data_type, ' ', "
                 + "IFNULL(character_maximum_length, -1), ' ', IFNULL(datetime_precision, -1), ' nullable=', "
-                + "is_nullable, ' #', ordinal_position) FROM information_schema.columns "
-                + "WHERE table_name = 'acemq_idempotency' ORDER BY ordinal_position", String.class));
+                + "is_nullable, ' #', ordinal_position, IFNULL(CONCAT(' default ', column_default), '')) "
+                + "FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position", String.class,
+                table));
         // the primary key's index has a generated name (PRIMARY_KEY_xx) that depends on what else the database holds
         out.addAll(jdbc.queryForList("SELECT CONCAT('index ', CASE WHEN i.index_type_name = 'PRIMARY KEY' THEN "
                 + "'(primary key)' ELSE i.index_name END, ' ', c.ordinal_position, ' ', c.column_name,"
                 + " ' ', i.index_type_name) FROM information_schema.indexes i JOIN information_schema.index_columns c "
                 + "ON c.index_name = i.index_name AND c.table_name = i.table_name "
-                + "WHERE i.table_name = 'acemq_idempotency' ORDER BY i.index_name, c.ordinal_position",
-                String.class));
+                + "WHERE i.table_name = ? ORDER BY i.index_name, c.ordinal_position",
+                String.class, table));
         out.addAll(jdbc.queryForList("SELECT CONCAT('constraint ', constraint_name, ' ', constraint_type) "
-                + "FROM information_schema.table_constraints WHERE table_name = 'acemq_idempotency' "
-                + "ORDER BY constraint_name", String.class));
+                + "FROM information_schema.table_constraints WHERE table_name = ? "
+                + "ORDER BY constraint_name", String.class, table));
         out.addAll(jdbc.queryForList("SELECT CONCAT('check ', constraint_name, ' ', check_clause) "
-                + "FROM information_schema.check_constraints WHERE constraint_name LIKE 'ACEMQ_IDEMPOTENCY%' "
-                + "ORDER BY constraint_name", String.class));
+                + "FROM information_schema.check_constraints WHERE constraint_name LIKE ? "
+                + "ORDER BY constraint_name", String.class, table.toUpperCase(java.util.Locale.ROOT) + "%"));
         return out;
     }
 
     static List<String> h2StoresOwnSchema() {
+        return h2StoresOwn("acemq_idempotency");
+    }
+
+    static List<String> h2StoresOwn(String table) {
         DataSource reference = new DriverManagerDataSource(h2Url("reference"), "sa", "");
         JdbcIdempotencyStore.builder(reference).build().createSchema();
-        return h2Definition(new JdbcTemplate(reference));
+        return h2Definition(new JdbcTemplate(reference), table);
     }
 
     @Test
@@ -190,6 +215,9 @@ class JdbcStarterDialectsIT {
                 .table("acemq_schema_history").load().migrate();
         List<String> expected = h2StoresOwnSchema();
         assertThat(h2Definition(new JdbcTemplate(flyway))).isNotEmpty().isEqualTo(expected);
+        List<String> expectedOutbox = h2StoresOwn("acemq_outbox");
+        assertThat(h2Definition(new JdbcTemplate(flyway), "acemq_outbox")).as("V2: the outbox").isNotEmpty()
+                .isEqualTo(expectedOutbox);
         storeWorks(JdbcIdempotencyStore.builder(flyway).build());
 
         ConfigurableApplicationContext app = start(h2Url("liquibase"), "sa", "", "spring.liquibase.enabled=true",
@@ -197,6 +225,7 @@ class JdbcStarterDialectsIT {
                 "acemq.store.jdbc.initialize-schema=false");
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
         assertThat(h2Definition(jdbc)).isEqualTo(expected);
+        assertThat(h2Definition(jdbc, "acemq_outbox")).isEqualTo(expectedOutbox);
         storeWorks(app.getBean(IdempotencyStore.class));
     }
 }

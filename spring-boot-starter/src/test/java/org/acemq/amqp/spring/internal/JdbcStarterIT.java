@@ -104,17 +104,23 @@ class JdbcStarterIT {
 
     /** Columns, constraints and indexes of {@code acemq_idempotency} in a schema, with the schema name removed. */
     static List<String> definition(JdbcTemplate jdbc, String schema) {
+        return definition(jdbc, schema, "acemq_idempotency");
+    }
+
+    /** Columns (with defaults), constraints and indexes of a table in a schema, with the schema name removed. */
+    static List<String> definition(JdbcTemplate jdbc, String schema, String table) {
         List<String> out = new ArrayList<>();
         out.addAll(jdbc.queryForList("SELECT 'column ' || column_name || ' ' || data_type || ' nullable=' "
-                + "|| is_nullable || ' #' || ordinal_position FROM information_schema.columns WHERE table_schema = ? "
-                + "AND table_name = 'acemq_idempotency' ORDER BY ordinal_position", String.class, schema));
+                + "|| is_nullable || ' #' || ordinal_position || (CASE WHEN column_default IS NULL THEN '' ELSE "
+                + "' default ' || column_default END) FROM information_schema.columns WHERE table_schema = ? "
+                + "AND table_name = ? ORDER BY ordinal_position", String.class, schema, table));
         out.addAll(jdbc.queryForList("SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(c.oid) "
                 + "FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = "
-                + "t.relnamespace WHERE n.nspname = ? AND t.relname = 'acemq_idempotency' ORDER BY conname",
-                String.class, schema));
+                + "t.relnamespace WHERE n.nspname = ? AND t.relname = ? ORDER BY conname",
+                String.class, schema, table));
         out.addAll(jdbc.queryForList("SELECT 'index ' || replace(replace(indexdef, ? || '.', ''), '\"', '') "
-                + "FROM pg_indexes WHERE schemaname = ? AND tablename = 'acemq_idempotency' ORDER BY indexname",
-                String.class, schema, schema));
+                + "FROM pg_indexes WHERE schemaname = ? AND tablename = ? ORDER BY indexname",
+                String.class, schema, schema, table));
         return out;
     }
 
@@ -122,6 +128,17 @@ class JdbcStarterIT {
         PostgresSchema reference = schema("reference");
         JdbcIdempotencyStore.builder(reference.dataSource()).build().createSchema();
         return definition(new JdbcTemplate(reference.dataSource()), reference.name());
+    }
+
+    /** The outbox table as the store's own createSchema() makes it. */
+    List<String> storesOwnOutbox() {
+        PostgresSchema reference = schema("reference-outbox");
+        JdbcIdempotencyStore.builder(reference.dataSource()).build().createSchema();
+        return definition(new JdbcTemplate(reference.dataSource()), reference.name(), "acemq_outbox");
+    }
+
+    static List<String> outboxDefinition(JdbcTemplate jdbc, String schema) {
+        return definition(jdbc, schema, "acemq_outbox");
     }
 
     static void storeWorks(IdempotencyStore store) {
@@ -151,12 +168,15 @@ class JdbcStarterIT {
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
         assertThat(jdbc.queryForList("SELECT version || ' ' || script FROM flyway_schema_history WHERE success "
                 + "AND version IS NOT NULL ORDER BY installed_rank", String.class)).containsExactly(
-                "1 V1__acemq_idempotency.sql", "2 V2__acemq_idempotency_fingerprint.sql");
+                "1 V1__acemq_idempotency.sql", "2 V2__acemq_idempotency_fingerprint.sql", "3 V3__acemq_outbox.sql");
         List<String> own = storesOwnSchema();
         assertThat(columns(jdbc, schema.name())).as("information_schema.columns").contains(
                 "column fingerprint text nullable=YES #7").isEqualTo(own.stream()
                 .filter(line -> line.startsWith("column ")).toList());
         assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(own);
+        assertThat(outboxDefinition(jdbc, schema.name())).as("the outbox table (V3)").isNotEmpty()
+                .contains("index CREATE INDEX acemq_outbox_pending_idx ON acemq_outbox USING btree (created_at) WHERE "
+                        + "(dispatched_at IS NULL)").isEqualTo(storesOwnOutbox());
         storeWorks(app.getBean(IdempotencyStore.class));
         assertThat(app.getBean(JdbcIdempotencyStore.class).acquire("s:fp", FINGERPRINT).fingerprint())
                 .isEqualTo(FINGERPRINT);
@@ -173,8 +193,9 @@ class JdbcStarterIT {
                 + "VALUES ('s:before', 1, 1, now() + interval '1 hour')");
 
         assertThat(flyway(dataSource, "classpath:db/acemq/flyway", "latest").migrate().migrationsExecuted)
-                .isEqualTo(1);
+                .as("V2 and V3").isEqualTo(2);
         assertThat(definition(jdbc, schema.name())).isEqualTo(storesOwnSchema());
+        assertThat(outboxDefinition(jdbc, schema.name())).isEqualTo(storesOwnOutbox());
         assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_schema_history WHERE success AND version = '2'",
                 Integer.class)).isEqualTo(1);
         JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).build();
@@ -194,6 +215,9 @@ class JdbcStarterIT {
                 + "'R__acemq_idempotency.sql'", Integer.class)).isEqualTo(1);
         List<String> own = storesOwnSchema();
         assertThat(definition(jdbc, fresh.name())).isEqualTo(own);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM flyway_schema_history WHERE success AND script = "
+                + "'R__acemq_outbox.sql'", Integer.class)).isEqualTo(1);
+        assertThat(outboxDefinition(jdbc, fresh.name())).isNotEmpty().isEqualTo(storesOwnOutbox());
         storeWorks(app.getBean(IdempotencyStore.class));
 
         PostgresSchema old = schema("flyway-repeatable-old");
@@ -228,8 +252,9 @@ class JdbcStarterIT {
                 "acemq.store.jdbc.initialize-schema=false");
         JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
         assertThat(jdbc.queryForList("SELECT id FROM databasechangelog WHERE author = 'acemq' ORDER BY orderexecuted",
-                String.class)).containsExactly("acemq-idempotency-1", "acemq-idempotency-2");
+                String.class)).containsExactly("acemq-idempotency-1", "acemq-idempotency-2", "acemq-outbox-1");
         assertThat(definition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnSchema());
+        assertThat(outboxDefinition(jdbc, schema.name())).isNotEmpty().isEqualTo(storesOwnOutbox());
         storeWorks(app.getBean(IdempotencyStore.class));
     }
 
@@ -244,6 +269,20 @@ class JdbcStarterIT {
         storeWorks(store);
         assertThat(new JdbcTemplate(app.getBean(DataSource.class)).queryForObject(
                 "SELECT count(*) FROM orders_seen WHERE state = 1", Integer.class)).isEqualTo(1);
+        assertThat(store.outboxTableName()).as("the outbox next to it").isEqualTo("orders_seen_outbox");
+        assertThat(store.outboxStatus().pending()).as("created with the store's table").isZero();
+    }
+
+    @Test
+    void theOutboxTableNameIsASetting() {
+        PostgresSchema schema = schema("outbox-name");
+        ConfigurableApplicationContext app = start(StoreOnlyApp.class, schema,
+                "acemq.store.jdbc.outbox-table-name=" + schema.name() + ".sent_messages");
+        JdbcIdempotencyStore store = app.getBean(JdbcIdempotencyStore.class);
+        assertThat(store.outboxTableName()).isEqualTo(schema.name() + ".sent_messages");
+        assertThat(new JdbcTemplate(app.getBean(DataSource.class)).queryForObject(
+                "SELECT count(*) FROM " + schema.name() + ".sent_messages WHERE dispatched_at IS NULL", Integer.class))
+                .as("initialize-schema created it").isZero();
     }
 
     // ------------------------------------------------------------------------------------- health and the store

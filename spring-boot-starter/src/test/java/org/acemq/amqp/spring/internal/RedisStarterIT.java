@@ -179,10 +179,13 @@ class RedisStarterIT {
         assertThat(recorder.runs.values()).as("each message handled once, its copies absorbed")
                 .allMatch(n -> n.get() == 1);
 
-        List<String> keys = redis().keys(prefix + "*");
+        // the records (<prefix>v2{<tag>}<identifier>), beside the prefix's key layout marker
+        List<String> keys = redis().keys(prefix + "v2{*}*");
         assertThat(keys).hasSize(40);
+        assertThat(redis().keys(prefix + "*")).hasSize(41).contains(prefix + "layout");
         for (int i = 0; i < 40; i++) {
-            String key = prefix + "{" + queue + "|s:m-" + i + "}";
+            String key = store.redisKey(queue + "|s:m-" + i);
+            assertThat(key).startsWith(prefix + "v2{").endsWith("}" + queue + "|s:m-" + i);
             assertThat(keys).contains(key);
             assertThat(redis().hget(key, "s")).as("confirmed: " + key).isEqualTo("d");
             assertThat(redis().hget(key, "o")).isEqualTo("it-owner");
@@ -219,7 +222,7 @@ class RedisStarterIT {
         Recorder recorder = app.getBean(Recorder.class);
         sendWithDuplicates(queue, 20, recorder);
         assertThat(recorder.runs.values()).allMatch(n -> n.get() == 1);
-        assertThat(redis().keys(prefix + "{" + queue + "|*")).hasSize(20);
+        assertThat(redis().keys(prefix + "v2{*}" + queue + "|*")).hasSize(20);
 
         // the application's factory keeps working beside the store, and the store closes before it on shutdown
         try (var own = factory.getConnection()) {

@@ -19,6 +19,7 @@ import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.consumer.AccessToken;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
@@ -28,9 +29,11 @@ import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Outcome;
 import org.acemq.amqp.consumer.RejectionHandler;
 import org.acemq.amqp.consumer.RetryBackoff;
+import org.acemq.amqp.consumer.SaslMechanism;
 import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.TokenCredential;
 import org.acemq.amqp.spring.AcemqListener;
 import org.acemq.amqp.spring.AcemqProperties;
 import org.junit.jupiter.api.Test;
@@ -324,7 +327,8 @@ class SettingsCoverageTest {
         when(bundles.getBundle("amqp")).thenReturn(bundle);
         when(bundle.createSslContext()).thenReturn(SSLContext.getDefault());
         ConnectionSettings.Builder b = mock(ConnectionSettings.Builder.class, RETURNS_SELF);
-        ConsumerSettings.applyTo(p, bundles, b);
+        p.getToken().setCredential("tokens"); // with the password too: the mock refuses neither
+        ConsumerSettings.applyTo(p, bundles, name -> name.equals("tokens") ? TOKENS : null, b);
 
         Set<String> missing = publicSetters(ConnectionSettings.Builder.class);
         missing.removeAll(CONNECTION_EXCLUSIONS.keySet());
@@ -355,6 +359,46 @@ class SettingsCoverageTest {
         assertThat(s.idleTimeout()).isEqualTo(Duration.ofSeconds(11));
         assertThat(s.openTimeout()).isEqualTo(Duration.ofSeconds(12));
         assertThat(s.requestTimeout()).isEqualTo(Duration.ofSeconds(13));
+        assertThat(s.trustStoreType()).isEqualTo("JKS");
+        assertThat(s.keyStoreType()).isEqualTo("PKCS12");
+        assertThat(s.keyAlias()).isEqualTo("client");
+        assertThat(s.enabledProtocols()).containsExactly("TLSv1.3");
+        assertThat(s.enabledCipherSuites()).containsExactly("TLS_AES_128_GCM_SHA256");
+        assertThat(s.saslMechanisms()).containsExactly(SaslMechanism.PLAIN);
+        assertThat(s.tokenRefreshBefore()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(s.maxFrameSize()).isEqualTo(16384);
+    }
+
+    /** A token credential bean. */
+    static final TokenCredential TOKENS = () -> AccessToken.withoutExpiry("t");
+
+    @Test
+    void theTokenCredentialIsTheBeanTheTokenPropertyNames() {
+        AcemqProperties.Connection p = new AcemqProperties.Connection();
+        p.setUsername("app");
+        p.getToken().setCredential("tokens");
+        p.getToken().setRefreshBefore(Duration.ofSeconds(20));
+        ConnectionSettings s = ConsumerSettings.connection(p, null, name -> name.equals("tokens") ? TOKENS : null,
+                "acemq.connection");
+        assertThat(s.tokenCredential()).isSameAs(TOKENS);
+        assertThat(s.user()).isEqualTo("app");
+        assertThat(s.password()).isNull();
+        assertThat(s.tokenRefreshBefore()).isEqualTo(Duration.ofSeconds(20));
+
+        p.getToken().setCredential("other");
+        assertThatThrownBy(() -> ConsumerSettings.connection(p, null, name -> null, "acemq.connection"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("acemq.connection: token.credential names 'other', which is not a bean of type "
+                        + TokenCredential.class.getName());
+        p.getToken().setCredential("tokens");
+        p.setUsername(null);
+        assertThatThrownBy(() -> ConsumerSettings.connection(p, null, name -> TOKENS, "acemq.connection"))
+                .hasMessageStartingWith("acemq.connection: token.credential is set, but no username");
+        p.setUsername("app");
+        p.setPassword("secret");
+        assertThatThrownBy(() -> ConsumerSettings.connection(p, null, name -> TOKENS, "acemq.connection"))
+                .hasMessage("acemq.connection: credentials and tokenCredential are both set: authenticate with one "
+                        + "of them");
     }
 
     @Test
@@ -411,6 +455,13 @@ class SettingsCoverageTest {
         p.getTls().setKeyStore("/key.p12");
         p.getTls().setKeyStorePassword("kp");
         p.getTls().setVerifyHost(false);
+        p.getTls().setTrustStoreType("JKS");
+        p.getTls().setKeyStoreType("PKCS12");
+        p.getTls().setKeyAlias("client");
+        p.getTls().setProtocols(List.of("TLSv1.3"));
+        p.getTls().setCipherSuites(List.of("TLS_AES_128_GCM_SHA256"));
+        p.getSasl().setMechanisms(List.of(SaslMechanism.PLAIN));
+        p.getToken().setRefreshBefore(Duration.ofSeconds(45));
         p.getReconnect().setEnabled(false);
         p.getReconnect().setInitialDelay(Duration.ofMillis(200));
         p.getReconnect().setMaxDelay(Duration.ofSeconds(20));
@@ -419,6 +470,7 @@ class SettingsCoverageTest {
         p.setIdleTimeout(Duration.ofSeconds(11));
         p.setOpenTimeout(Duration.ofSeconds(12));
         p.setRequestTimeout(Duration.ofSeconds(13));
+        p.setMaxFrameSize(16384);
         return p;
     }
 

@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the build packages is publishable: every published jar carries the licence, its version and the commit it was
- * built from, with sources and javadoc jars beside it; the BOM lists exactly the published modules and repeats the
- * parent's metadata; everything else is marked not to be deployed. Runs after the modules were packaged (the
+ * built from, with sources and javadoc jars beside it; the BOM lists exactly the published modules, repeats the
+ * parent's metadata and manages the Netty the project builds on; everything else is marked not to be deployed. Runs after the modules were packaged (the
  * integration-test phase of this module, which depends on them).
  */
 class ArtifactsIT {
@@ -97,6 +97,16 @@ class ArtifactsIT {
             assertThat(element(bom, tag)).as("<%s> of the BOM, as in the parent POM", tag).isEqualTo(inParent);
         }
         assertThat(element(parent, "licenses")).contains("<name>Apache-2.0</name>");
+    }
+
+    @Test
+    void theBomManagesTheNettyTheProjectBuildsAndTestsOn() {
+        String bom = Project.read("bom/pom.xml");
+        assertThat(bom).as("the BOM imports Netty's BOM at its netty.version")
+                .containsPattern("<artifactId>netty-bom</artifactId>\\s*<version>\\$\\{netty.version}</version>"
+                        + "\\s*<type>pom</type>\\s*<scope>import</scope>");
+        assertThat(element(bom, "netty.version")).as("the BOM's netty.version, as the parent's")
+                .isEqualTo(element(Project.read("pom.xml"), "netty.version"));
     }
 
     @Test

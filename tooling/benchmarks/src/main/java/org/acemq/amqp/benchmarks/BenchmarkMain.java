@@ -15,13 +15,15 @@ import java.util.function.Predicate;
 import org.acemq.amqp.benchmarks.e2e.BenchEnv;
 import org.acemq.amqp.benchmarks.e2e.EndToEndBenchmark;
 import org.acemq.amqp.benchmarks.e2e.FingerprintCost;
+import org.acemq.amqp.benchmarks.e2e.ReadCost;
 
 /**
  * The one entry point: {@code java -jar tooling/benchmarks/target/acemq-benchmarks.jar e2e|micro|all [options]}.
  * {@code e2e} runs {@link EndToEndBenchmark} (options documented there); {@code micro} runs the store
  * micro-benchmarks (JMH tryClaim/confirm at 1 and 4 threads for both stores, heap bytes per remembered id), each in
  * its own JVM, and prints a table; {@code all} runs both and writes both tables to one file; {@code fingerprint}
- * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code sustained} runs 1,000,000
+ * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code read} times the read stage's
+ * work on an encoded message before and after the body-form step, side by side ({@link ReadCost}); {@code sustained} runs 1,000,000
  * messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres}).
  */
 public final class BenchmarkMain {
@@ -40,6 +42,7 @@ public final class BenchmarkMain {
         switch (command) {
             case "e2e" -> EndToEndBenchmark.main(rest);
             case "fingerprint" -> FingerprintCost.main(rest);
+            case "read" -> ReadCost.main(rest);
             case "sustained" -> org.acemq.amqp.benchmarks.e2e.SustainedPostgres.main(rest);
             case "micro" -> {
                 String table = micro(rest);
@@ -66,7 +69,7 @@ public final class BenchmarkMain {
                 System.out.println(all);
             }
             default -> {
-                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|sustained [options]");
+                System.err.println("usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|read|sustained [options]");
                 System.exit(2);
             }
         }

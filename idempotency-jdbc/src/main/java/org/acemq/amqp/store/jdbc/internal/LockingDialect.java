@@ -31,13 +31,17 @@ import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
  *   <li><b>Claim:</b> one upsert decides, atomically under the row lock, and writes this call's token if the row was
  *       claimable; a primary-key lookup then reads the row back: the token tells whether this call won. Two
  *       auto-commit statements; the read-back cannot mistake another claim for this one (tokens are per call), and
- *       another claim can replace this one in between only after this lease ran out.</li>
+ *       another claim can replace this one in between only after this lease ran out. (MariaDB overrides this with
+ *       one statement that returns its rows.)</li>
  *   <li><b>Fenced confirm:</b> first one auto-commit {@code UPDATE … WHERE owner = ? AND attempts = ? AND lease is
  *       live} (the common case, one statement). Otherwise a short transaction locks the row ({@code SELECT … FOR
  *       UPDATE}), decides, and records completion.</li>
  *   <li><b>renew, release, isConfirmed, attempts, resetAttempts:</b> one statement each, as on PostgreSQL.</li>
- *   <li><b>Batches and group commit:</b> one transaction per batch, its ids in sorted order (row locks in id
- *       order), each id's statements as above: one commit per batch, several round trips.</li>
+ *   <li><b>Batches and group commit:</b> here, one transaction per batch, its ids in sorted order (row locks in id
+ *       order), each id's statements as above: one commit per batch, several round trips. H2 runs these; MariaDB
+ *       overrides them with multi-row statements ({@link MariaDbBatchSql}).</li>
+ *   <li><b>Deadlocks and lock wait timeouts</b> ({@link #isRetryable}) of a single-id operation that owns its
+ *       transaction are run again ({@link #retrying}), as the batches are by {@link BatchStatements}.</li>
  *   <li><b>Purge:</b> {@code DELETE … WHERE expires_at <= now … LIMIT n} through the expiry index.</li>
  * </ul>
  * The clock is the database's, read by {@link #now}.
@@ -203,8 +207,9 @@ abstract class LockingDialect implements StoreDialect {
                 break;
             } catch (SQLException e) {
                 // H2's MERGE does not turn a concurrent insert of the same id into an update: it waits for that
-                // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again
-                if (!isDuplicateKey(e) || attempt >= 3) {
+                // transaction and then fails, changing nothing (H2 rolls back the failed statement only); run again.
+                // A deadlock victim or a lock wait timeout of its own transaction changed nothing either.
+                if (!(isDuplicateKey(e) ? attempt < 3 : ownRetryable(c, e) && attempt < BatchStatements.RETRIES)) {
                     throw e;
                 }
             }
@@ -222,7 +227,8 @@ abstract class LockingDialect implements StoreDialect {
         }
     }
 
-    private static byte[] token() {
+    /** @return 16 random bytes, the token of one claim statement (or of one confirming batch) */
+    static byte[] token() {
         UUID u = UUID.randomUUID();
         return ByteBuffer.allocate(16).putLong(u.getMostSignificantBits()).putLong(u.getLeastSignificantBits())
                 .array();
@@ -237,7 +243,7 @@ abstract class LockingDialect implements StoreDialect {
                 ps.executeUpdate();
                 return;
             } catch (SQLException e) {
-                if (!isDuplicateKey(e) || attempt >= 3) {
+                if (!(isDuplicateKey(e) ? attempt < 3 : ownRetryable(c, e) && attempt < BatchStatements.RETRIES)) {
                     throw e;
                 }
             }
@@ -246,17 +252,10 @@ abstract class LockingDialect implements StoreDialect {
 
     @Override
     public boolean confirmClaim(Connection c, Claim claim, UUID owner) throws SQLException {
-        if (claim.claimed()) {
-            try (PreparedStatement ps = c.prepareStatement(confirmHeld)) {
-                ps.setString(1, claim.messageId());
-                setOwner(ps, 2, owner);
-                ps.setInt(3, claim.attempt());
-                if (ps.executeUpdate() == 1) {
-                    return true;
-                }
-            }
+        if (claim.claimed() && fenced(c, confirmHeld, claim.messageId(), owner, claim.attempt()) == 1) {
+            return true;
         }
-        boolean held = Transactions.run(c, tx -> {
+        boolean held = retrying(c, own -> Transactions.run(own, tx -> {
             try (PreparedStatement ps = tx.prepareStatement(lockForConfirm)) {
                 setOwner(ps, 1, owner);
                 ps.setInt(2, claim.attempt());
@@ -281,7 +280,7 @@ abstract class LockingDialect implements StoreDialect {
                     return wasHeld;
                 }
             }
-        });
+        }));
         return held && claim.claimed();
     }
 
@@ -339,15 +338,42 @@ abstract class LockingDialect implements StoreDialect {
         fenced(c, releaseOwned, id, owner, null);
     }
 
+    /** One single-row UPDATE, fenced by owner (and attempt); parameters 1 id, 2 owner, 3 attempt. */
     private int fenced(Connection c, String sql, String id, UUID owner, Integer attempt) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, id);
-            setOwner(ps, 2, owner);
-            if (attempt != null) {
-                ps.setInt(3, attempt);
+        return retrying(c, own -> {
+            try (PreparedStatement ps = own.prepareStatement(sql)) {
+                ps.setString(1, id);
+                setOwner(ps, 2, owner);
+                if (attempt != null) {
+                    ps.setInt(3, attempt);
+                }
+                return ps.executeUpdate();
             }
-            return ps.executeUpdate();
+        });
+    }
+
+    /**
+     * Runs a single-id operation that is one statement or one transaction of its own. When it owns its transaction
+     * ({@code c} in auto-commit) and the database aborted it as a deadlock victim or after a lock wait timeout
+     * ({@link #isRetryable}), it had no effect (the statement or the whole transaction was rolled back) and runs
+     * again, up to {@value BatchStatements#RETRIES} times, as a batch does. In a caller's transaction it runs once:
+     * what the failure left of that transaction is the caller's to handle.
+     */
+    final <T> T retrying(Connection c, Transactions.Work<T> work) throws SQLException {
+        for (int attempt = 0;; attempt++) {
+            try {
+                return work.apply(c);
+            } catch (SQLException e) {
+                if (attempt >= BatchStatements.RETRIES || !ownRetryable(c, e)) {
+                    throw e;
+                }
+            }
         }
+    }
+
+    /** @return whether {@code e}, thrown on {@code c}, aborted a statement of the store's own transaction only */
+    private boolean ownRetryable(Connection c, SQLException e) throws SQLException {
+        return isRetryable(e) && !c.isClosed() && c.getAutoCommit();
     }
 
     @Override
@@ -372,10 +398,12 @@ abstract class LockingDialect implements StoreDialect {
 
     @Override
     public boolean resetAttempts(Connection c, String id) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(resetAttempts)) {
-            ps.setString(1, id);
-            return ps.executeUpdate() == 1;
-        }
+        return retrying(c, own -> {
+            try (PreparedStatement ps = own.prepareStatement(resetAttempts)) {
+                ps.setString(1, id);
+                return ps.executeUpdate() == 1;
+            }
+        });
     }
 
     @Override

@@ -23,6 +23,8 @@ public final class RedisScript {
     public static final RedisScript READ = load("read");
     /** Forgets one idle record; see reset.lua. */
     public static final RedisScript RESET = load("reset");
+    /** Writes records moved from the first key layout; see migrate.lua. */
+    public static final RedisScript MIGRATE = load("migrate");
 
     private final String name;
     private final String text;

@@ -6,19 +6,23 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 import org.acemq.amqp.api.StoreUnavailableException;
 
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 
 /**
  * Runs the store's scripts over one Lettuce connection, standalone or cluster: EVALSHA first, EVAL (which caches the
@@ -27,16 +31,17 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
  *
  * <p>A script call that names several keys must, on a cluster, name keys of one hash slot only. {@link #perSlot}
  * therefore splits a batch into one call per slot (sent at once, answered in parallel) on a cluster, and makes it one
- * call on a standalone server.
+ * call on a standalone server. {@link #call} and {@link #callEach} send the few plain commands the key layout's
+ * migration needs, under the same timeout.
  */
 public final class ScriptRunner implements AutoCloseable {
 
     private final AutoCloseable connection;
-    private final RedisScriptingAsyncCommands<String, String> commands;
+    private final RedisClusterAsyncCommands<String, String> commands;
     private final boolean cluster;
     private final long timeoutMillis;
 
-    private ScriptRunner(AutoCloseable connection, RedisScriptingAsyncCommands<String, String> commands,
+    private ScriptRunner(AutoCloseable connection, RedisClusterAsyncCommands<String, String> commands,
             boolean cluster, Duration timeout) {
         this.connection = connection;
         this.commands = commands;
@@ -77,23 +82,26 @@ public final class ScriptRunner implements AutoCloseable {
      * @throws StoreUnavailableException if no answer came in time or Redis answered with an error
      */
     public List<Object> run(RedisScript script, String[] keys, String... args) {
-        return await(call(script, keys, args), script);
+        return await(call(script, keys, args), "script " + script.name(), deadline());
     }
 
     /**
      * Runs a batch script that answers {@code width} values per key: in one call on a standalone server, in one call
      * per hash slot on a cluster (all sent before any answer is awaited). {@code args} are the shared arguments and
-     * {@code perKey} the per-key ones (ARGV is the shared ones followed by one per key, in key order).
+     * {@code perKey} the per-key ones, {@code argsPerKey} for each key in key order (ARGV is the shared ones followed
+     * by the per-key ones of the call's keys, in key order).
      *
      * @param script the script
      * @param keys the keys, in order (repeats allowed; a repeated key stays in order within its slot)
      * @param args the shared arguments
-     * @param perKey one argument per key
+     * @param perKey {@code argsPerKey} arguments per key
+     * @param argsPerKey how many of {@code perKey} belong to each key
      * @param width how many reply values the script gives per key
      * @return the replies, {@code width} per key, in the order of {@code keys}
      * @throws StoreUnavailableException if any call failed; the calls that did answer have taken effect
      */
-    public Object[] perSlot(RedisScript script, List<String> keys, List<String> args, List<String> perKey, int width) {
+    public Object[] perSlot(RedisScript script, List<String> keys, List<String> args, List<String> perKey,
+            int argsPerKey, int width) {
         int n = keys.size();
         if (!cluster) {
             List<Object> reply = run(script, keys.toArray(new String[0]), concat(args, perKey));
@@ -107,21 +115,24 @@ public final class ScriptRunner implements AutoCloseable {
         List<CompletableFuture<List<Object>>> calls = new ArrayList<>(groups.size());
         for (List<Integer> group : groups) {
             String[] groupKeys = new String[group.size()];
-            List<String> groupArgs = new ArrayList<>(group.size());
+            List<String> groupArgs = new ArrayList<>(group.size() * argsPerKey);
             for (int j = 0; j < group.size(); j++) {
-                groupKeys[j] = keys.get(group.get(j));
-                groupArgs.add(perKey.get(group.get(j)));
+                int key = group.get(j);
+                groupKeys[j] = keys.get(key);
+                groupArgs.addAll(perKey.subList(key * argsPerKey, (key + 1) * argsPerKey));
             }
             calls.add(call(script, groupKeys, concat(args, groupArgs)));
         }
         Object[] replies = new Object[n * width];
         StoreUnavailableException failure = null;
         // one deadline for the whole batch: the calls run in parallel, so waiting up to the timeout for each in turn
-        // would make a batch over k slots of a dead master take k timeouts to fail (k is up to the batch's size)
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        // would make a batch over k slots of a dead master take k timeouts to fail
+        long deadline = deadline();
+        // woken once, when the last call is answered (not once per call), then every answer is collected at once
+        awaitAll(calls, deadline);
         for (int g = 0; g < groups.size(); g++) {
             try {
-                List<Object> reply = await(calls.get(g), script, deadline);
+                List<Object> reply = await(calls.get(g), "script " + script.name(), deadline);
                 List<Integer> group = groups.get(g);
                 for (int j = 0; j < group.size(); j++) {
                     for (int w = 0; w < width; w++) {
@@ -140,6 +151,54 @@ public final class ScriptRunner implements AutoCloseable {
             throw new PartialBatchException(failure, replies);
         }
         return replies;
+    }
+
+    /**
+     * Sends any other command and waits for its answer.
+     *
+     * @param what what the command does, for the exception's message
+     * @param command sends the command over the store's connection (on a cluster, Lettuce routes it by key; a
+     *     {@code SCAN} visits every master)
+     * @param <T> the answer's type
+     * @return the answer
+     * @throws StoreUnavailableException if no answer came in time or Redis answered with an error
+     */
+    public <T> T call(String what, Function<RedisClusterAsyncCommands<String, String>, CompletionStage<T>> command) {
+        return await(command.apply(commands).toCompletableFuture(), what, deadline());
+    }
+
+    /**
+     * Sends commands (all before any answer is awaited) and waits for their answers, within one timeout in all.
+     *
+     * @param what what the commands do, for the exception's message
+     * @param command sends one command over the store's connection
+     * @param inputs one per command
+     * @param <I> the input's type
+     * @param <T> the answer's type
+     * @return the answers, in the order of {@code inputs}; for a command Redis answered with an error, that error
+     * @throws StoreUnavailableException if an answer did not come in time or the connection failed
+     */
+    public <I, T> List<Object> callEach(String what,
+            BiFunction<RedisClusterAsyncCommands<String, String>, I, CompletionStage<T>> command,
+            List<I> inputs) {
+        List<CompletableFuture<T>> sent = new ArrayList<>(inputs.size());
+        for (I input : inputs) {
+            sent.add(command.apply(commands, input).toCompletableFuture());
+        }
+        long deadline = deadline();
+        List<Object> answers = new ArrayList<>(inputs.size());
+        for (CompletableFuture<T> future : sent) {
+            try {
+                answers.add(await(future, what, deadline));
+            } catch (StoreUnavailableException e) {
+                if (e.getCause() instanceof RedisCommandExecutionException error) {
+                    answers.add(error);
+                } else {
+                    throw e;
+                }
+            }
+        }
+        return answers;
     }
 
     private static String[] concat(List<String> args, List<String> perKey) {
@@ -170,31 +229,42 @@ public final class ScriptRunner implements AutoCloseable {
         }).thenCompose(stage -> stage).toCompletableFuture();
     }
 
-    private List<Object> await(CompletableFuture<List<Object>> call, RedisScript script) {
-        return await(call, script, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    /** Waits until every call has its answer (or failure), or the deadline passes; reports nothing itself. */
+    private static void awaitAll(List<CompletableFuture<List<Object>>> calls, long deadline) {
+        try {
+            CompletableFuture.allOf(calls.toArray(new CompletableFuture<?>[0]))
+                    .get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // each call's own outcome is read (and reported) one by one after this
+        }
+    }
+
+    private long deadline() {
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     }
 
     /** Waits for a call's answer until {@code deadline} (of {@link System#nanoTime()}); an answer already in counts. */
-    private List<Object> await(CompletableFuture<List<Object>> call, RedisScript script, long deadline) {
+    private <T> T await(CompletableFuture<T> call, String what, long deadline) {
         try {
             return call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new StoreUnavailableException("interrupted while waiting for Redis (script " + script.name() + ")",
-                    e);
+            throw new StoreUnavailableException("interrupted while waiting for Redis (" + what + ")", e);
         } catch (TimeoutException e) {
             call.cancel(false);
-            throw new StoreUnavailableException("Redis did not answer within " + timeoutMillis + " ms (script "
-                    + script.name() + ")", e);
+            throw new StoreUnavailableException("Redis did not answer within " + timeoutMillis + " ms (" + what + ")",
+                    e);
         } catch (ExecutionException e) {
             Throwable cause = unwrap(e);
-            throw new StoreUnavailableException("Redis call failed (script " + script.name() + "): " + cause, cause);
+            throw new StoreUnavailableException("Redis call failed (" + what + "): " + cause, cause);
         }
     }
 
     private static Throwable unwrap(Throwable error) {
         Throwable cause = error;
-        while ((cause instanceof ExecutionException || cause instanceof java.util.concurrent.CompletionException)
+        while ((cause instanceof ExecutionException || cause instanceof CompletionException)
                 && cause.getCause() != null) {
             cause = cause.getCause();
         }

@@ -825,6 +825,7 @@ public final class EndToEndBenchmark {
         }
         s = s.withCommits(postgres.settledCommits() - commits0 - poolOverhead);
         postgres.execute("DROP TABLE IF EXISTS " + table);
+        postgres.execute("DROP TABLE IF EXISTS " + table + "_outbox"); // the store's outbox, made by createSchema()
         if (mode.startsWith("camel")) {
             checkDrained(queue, mode);
         }
@@ -858,6 +859,7 @@ public final class EndToEndBenchmark {
         long[] after = mariadb.counters();
         s = s.withCommits(after[0] - before[0], after[1] - before[1]);
         mariadb.execute("DROP TABLE IF EXISTS " + table);
+        mariadb.execute("DROP TABLE IF EXISTS " + table + "_outbox"); // the store's outbox, made by createSchema()
         if (camel) {
             checkDrained(queue, mode);
         }

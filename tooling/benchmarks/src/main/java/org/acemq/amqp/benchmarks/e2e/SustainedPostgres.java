@@ -238,6 +238,7 @@ public final class SustainedPostgres {
                 throw new IllegalStateException(other.get() + " deliveries settled otherwise than accepted as processed");
             }
             pg.execute("DROP TABLE IF EXISTS " + table);
+            pg.execute("DROP TABLE IF EXISTS " + table + "_outbox"); // the store's outbox, made by createSchema()
             String minutes = String.format(Locale.ROOT, "%.1f", (System.nanoTime() - t0) / 60e9);
             return report(started, minutes, loadStart, loadConsume, fillSeconds, pg.description(), broker.config(),
                     storeText, toArray(marks), states);

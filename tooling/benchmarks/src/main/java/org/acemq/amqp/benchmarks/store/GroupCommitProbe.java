@@ -180,6 +180,7 @@ public final class GroupCommitProbe {
             }
             try (Statement s = monitor.createStatement()) {
                 s.execute("DROP TABLE " + table);
+                s.execute("DROP TABLE IF EXISTS " + store.outboxTableName()); // createSchema() made it too
             }
             String label = mode.equals("group") ? "group(" + batch + ", " + inFlight + ")" : mode;
             report(label, threads, before, after, elapsed, postmaster != null, store.toString());

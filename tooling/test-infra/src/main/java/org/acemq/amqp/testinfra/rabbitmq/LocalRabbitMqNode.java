@@ -56,6 +56,9 @@ final class LocalRabbitMqNode implements BrokerControl {
     private final int amqpPort;
     private final int distPort;
     private final int epmdPort;
+    /** The TLS listener's port, or -1 without one. */
+    private final int tlsPort;
+    private final TlsFiles tls;
     private final Map<String, String> environment;
     private final Thread shutdownHook;
     private Process epmd;
@@ -65,13 +68,26 @@ final class LocalRabbitMqNode implements BrokerControl {
     private Duration lastStartTime = Duration.ZERO;
     private boolean closed;
 
-    private LocalRabbitMqNode(Path directory) throws IOException {
+    /**
+     * The PEM files of a TLS listener: the authority whose client certificates are accepted, the node's certificate and
+     * its unencrypted private key.
+     *
+     * @param caPem the certificate authority, PEM
+     * @param certificatePem the node's certificate, PEM
+     * @param keyPem the node's private key, PKCS#8 PEM
+     */
+    record TlsFiles(Path caPem, Path certificatePem, Path keyPem) {
+    }
+
+    private LocalRabbitMqNode(Path directory, TlsFiles tls) throws IOException {
         this.directory = directory;
         this.nodeName = "acemq-" + UUID.randomUUID().toString().substring(0, 8) + "@localhost";
-        int[] ports = freePorts(3);
+        int[] ports = freePorts(4);
         this.amqpPort = ports[0];
         this.distPort = ports[1];
         this.epmdPort = ports[2];
+        this.tls = tls;
+        this.tlsPort = tls == null ? -1 : ports[3];
         this.environment = writeConfiguration();
         this.shutdownHook = new Thread(this::close, "acemq-rabbitmq-node-stop");
     }
@@ -89,18 +105,29 @@ final class LocalRabbitMqNode implements BrokerControl {
      * @throws IllegalStateException if it does not start within {@link #START_TIMEOUT}; nothing is left running
      */
     static LocalRabbitMqNode start() {
+        return start(null);
+    }
+
+    /**
+     * Like {@link #start()}, with a TLS listener next to the plain one ({@link #tlsPort()}): it verifies a client
+     * certificate against {@code tls.caPem()} when the client presents one, and accepts clients without one.
+     *
+     * @param tls the listener's files, or null for none
+     * @return the running node
+     */
+    static LocalRabbitMqNode start(TlsFiles tls) {
         try {
-            return startOnce();
+            return startOnce(tls);
         } catch (NodeExited e) {
             LOG.warn("RabbitMQ node exited while starting; trying once more on new ports: {}", e.getMessage());
-            return startOnce();
+            return startOnce(tls);
         }
     }
 
-    private static LocalRabbitMqNode startOnce() {
+    private static LocalRabbitMqNode startOnce(TlsFiles tls) {
         LocalRabbitMqNode node;
         try {
-            node = new LocalRabbitMqNode(Files.createTempDirectory("acemq-rabbitmq-"));
+            node = new LocalRabbitMqNode(Files.createTempDirectory("acemq-rabbitmq-"), tls);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare a directory for a RabbitMQ node", e);
         }
@@ -121,6 +148,11 @@ final class LocalRabbitMqNode implements BrokerControl {
     /** @return the AMQP port (1.0 and 0-9-1) */
     int amqpPort() {
         return amqpPort;
+    }
+
+    /** @return the TLS listener's port (AMQP 1.0 and 0-9-1 over TLS), or -1 without one */
+    int tlsPort() {
+        return tlsPort;
     }
 
     /** @return the node name, e.g. {@code acemq-1a2b3c4d@localhost} */
@@ -299,6 +331,7 @@ final class LocalRabbitMqNode implements BrokerControl {
         Path config = Files.writeString(directory.resolve("rabbitmq.config"),
                 "[{rabbit, [{loopback_users, [<<\"guest\">>]},\n"
                         + "           {tcp_listeners, [{\"" + HOST + "\", " + amqpPort + "}]},\n"
+                        + tlsConfiguration()
                         + "           {load_definitions, \"" + definitions + "\"}]}].\n");
         return Map.ofEntries(
                 Map.entry("HOME", home.toString()), // the Erlang cookie lives here
@@ -313,6 +346,19 @@ final class LocalRabbitMqNode implements BrokerControl {
                 Map.entry("RABBITMQ_CONFIG_FILES", confD.toString()),
                 Map.entry("RABBITMQ_ADVANCED_CONFIG_FILE", directory.resolve("advanced.config").toString()),
                 Map.entry("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "+sbwt none +sbwtdcpu none +sbwtdio none"));
+    }
+
+    /** @return the TLS listener's entries of the rabbit application's configuration, or nothing */
+    private String tlsConfiguration() {
+        if (tls == null) {
+            return "";
+        }
+        return "           {ssl_listeners, [{\"" + HOST + "\", " + tlsPort + "}]},\n"
+                + "           {ssl_options, [{cacertfile, \"" + tls.caPem() + "\"},\n"
+                + "                          {certfile, \"" + tls.certificatePem() + "\"},\n"
+                + "                          {keyfile, \"" + tls.keyPem() + "\"},\n"
+                + "                          {verify, verify_peer},\n"
+                + "                          {fail_if_no_peer_cert, false}]},\n";
     }
 
     private static int[] freePorts(int n) throws IOException {
