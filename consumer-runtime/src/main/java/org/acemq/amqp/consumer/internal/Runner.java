@@ -32,15 +32,6 @@ final class Runner {
     private final HandlerTimes times;
 
     /**
-     * @param jitter draws the retry back-off's jitter, in [0, 1)
-     * @param times where each handler's run time is recorded
-     */
-    Runner(String name, MessageHandler handler, SafeObserver observer, Ticker ticker, CurrentBroker broker,
-           DoubleSupplier jitter, HandlerTimes times) {
-        this(name, handler, null, observer, ticker, broker, jitter, times);
-    }
-
-    /**
      * @param batchHandler the handler of a batch subscription, or null
      * @param jitter draws the retry back-off's jitter, in [0, 1)
      * @param times where each handler's run time is recorded

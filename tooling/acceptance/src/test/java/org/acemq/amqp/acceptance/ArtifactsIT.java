@@ -67,14 +67,16 @@ class ArtifactsIT {
     }
 
     @Test
-    void theSampleJarsNameVersionAndCommitButHaveNoSourcesOrJavadocBecauseTheSampleIsNotPublished() throws IOException {
-        Path target = Project.toolingModule("acemq-samples").resolve("target");
+    void theSampleJarsNameVersionAndCommitButHaveNoSourcesOrJavadocBecauseTheSamplesAreNotPublished()
+            throws IOException {
         String version = Project.version();
-        assertManifest(target.resolve("acemq-samples-" + version + ".jar"), "acemq-samples", version,
-                expectedRevision());
-        assertManifest(target.resolve("acemq-samples.jar"), "acemq-samples", version, expectedRevision());
-        assertThat(target.resolve("acemq-samples-" + version + "-sources.jar")).doesNotExist();
-        assertThat(target.resolve("acemq-samples-" + version + "-javadoc.jar")).doesNotExist();
+        for (String sample : List.of("acemq-samples", "acemq-samples-two-services")) {
+            Path target = Project.unpublishedModule(sample).resolve("target");
+            assertManifest(target.resolve(sample + "-" + version + ".jar"), sample, version, expectedRevision());
+            assertManifest(target.resolve(sample + ".jar"), sample, version, expectedRevision());
+            assertThat(target.resolve(sample + "-" + version + "-sources.jar")).doesNotExist();
+            assertThat(target.resolve(sample + "-" + version + "-javadoc.jar")).doesNotExist();
+        }
     }
 
     @Test
@@ -110,22 +112,27 @@ class ArtifactsIT {
     }
 
     @Test
-    void everythingThatIsNotPublishedIsUnderTheToolingParentWhichSkipsDeploy() throws IOException {
-        String tooling = Project.read("tooling/pom.xml");
-        assertThat(element(tooling, "maven.deploy.skip")).isEqualTo("true");
+    void everythingThatIsNotPublishedIsUnderTheSamplesOrToolingParentWhichSkipDeploy() throws IOException {
         for (Project.Module module : Project.publishedModules()) {
             assertThat(Project.readPom(module.dir())).as("%s is published", module.artifactId())
                     .doesNotContain("<maven.deploy.skip>true</maven.deploy.skip>");
         }
-        Matcher m = Pattern.compile("<module>([^<]+)</module>").matcher(tooling);
-        List<String> toolingModules = new ArrayList<>();
-        while (m.find()) {
-            Path dir = Project.file("tooling").resolve(m.group(1)).normalize();
-            String pom = Project.readPom(dir);
-            assertThat(pom).as("%s/pom.xml", dir).contains("<artifactId>acemq-tooling</artifactId>");
-            toolingModules.add(Project.artifactId(pom));
+        List<String> unpublished = new ArrayList<>();
+        for (String parent : Project.UNPUBLISHED_PARENTS) {
+            String parentPom = Project.read(parent + "/pom.xml");
+            assertThat(element(parentPom, "maven.deploy.skip")).as("%s/pom.xml maven.deploy.skip", parent)
+                    .isEqualTo("true");
+            String parentArtifact = Project.artifactId(parentPom);
+            Matcher m = Pattern.compile("<module>([^<]+)</module>").matcher(parentPom);
+            while (m.find()) {
+                Path dir = Project.file(parent).resolve(m.group(1)).normalize();
+                String pom = Project.readPom(dir);
+                assertThat(pom).as("%s/pom.xml", dir).contains("<artifactId>" + parentArtifact + "</artifactId>");
+                unpublished.add(Project.artifactId(pom));
+            }
         }
-        assertThat(toolingModules).contains("acemq-samples", "acemq-acceptance");
+        assertThat(unpublished).contains("acemq-samples", "acemq-samples-spring-boot", "acemq-samples-two-services",
+                "acemq-acceptance", "acemq-reliability");
     }
 
     // ------------------------------------------------------------------------------------------------------------

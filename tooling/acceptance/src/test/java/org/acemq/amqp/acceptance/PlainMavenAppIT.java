@@ -61,7 +61,7 @@ class PlainMavenAppIT {
 
     @BeforeAll
     static void installArtifactsAndStartServers() throws IOException {
-        work = Project.toolingModule("acemq-acceptance").resolve("target/plain-maven-app");
+        work = Project.unpublishedModule("acemq-acceptance").resolve("target/plain-maven-app");
         Path repository = work.resolve("repository");
         deleteOurArtifacts(repository);
         installProjectArtifacts(repository);

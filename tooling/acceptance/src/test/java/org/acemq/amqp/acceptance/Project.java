@@ -31,11 +31,11 @@ final class Project {
         Path start = Path.of(System.getProperty("user.dir")).toAbsolutePath();
         for (Path p = start; p != null; p = p.getParent()) {
             if (Files.isRegularFile(p.resolve("pom.xml")) && Files.isRegularFile(p.resolve("README.md"))
-                    && Files.isDirectory(p.resolve("tooling"))) {
+                    && Files.isDirectory(p.resolve("tooling")) && Files.isDirectory(p.resolve("samples"))) {
                 return p;
             }
         }
-        throw new IllegalStateException("project root (pom.xml, README.md, tooling/) not found above " + start);
+        throw new IllegalStateException("project root (pom.xml, README.md, tooling/, samples/) not found above " + start);
     }
 
     static Path file(String relative) {
@@ -59,9 +59,12 @@ final class Project {
         return version;
     }
 
+    /** The root POM's modules whose own modules are never published: the samples and the project's tooling. */
+    static final List<String> UNPUBLISHED_PARENTS = List.of("samples", "tooling");
+
     /**
-     * The published modules: every module the root POM lists except {@code tooling} (whose modules are never
-     * published). Their POMs are read as text: artifactId is the first one after the parent block.
+     * The published modules: every module the root POM lists except {@link #UNPUBLISHED_PARENTS} (whose modules are
+     * never published). Their POMs are read as text: artifactId is the first one after the parent block.
      *
      * @return the modules, in the root POM's order
      */
@@ -71,7 +74,7 @@ final class Project {
         Matcher m = MODULE.matcher(rootPom);
         while (m.find()) {
             String name = m.group(1).trim();
-            if (name.equals("tooling")) {
+            if (UNPUBLISHED_PARENTS.contains(name)) {
                 continue;
             }
             Path dir = root().resolve(name);
@@ -82,19 +85,21 @@ final class Project {
     }
 
     /**
-     * @param artifactId a module under tooling/pom.xml
-     * @return its directory, wherever tooling/pom.xml says it is
+     * @param artifactId a module under samples/pom.xml or tooling/pom.xml
+     * @return its directory, wherever its parent POM says it is
      */
-    static Path toolingModule(String artifactId) {
-        Path tooling = root().resolve("tooling");
-        Matcher m = MODULE.matcher(read("tooling/pom.xml"));
-        while (m.find()) {
-            Path dir = tooling.resolve(m.group(1).trim()).normalize();
-            if (artifactId(readPom(dir)).equals(artifactId)) {
-                return dir;
+    static Path unpublishedModule(String artifactId) {
+        for (String parent : UNPUBLISHED_PARENTS) {
+            Path parentDir = root().resolve(parent);
+            Matcher m = MODULE.matcher(read(parent + "/pom.xml"));
+            while (m.find()) {
+                Path dir = parentDir.resolve(m.group(1).trim()).normalize();
+                if (artifactId(readPom(dir)).equals(artifactId)) {
+                    return dir;
+                }
             }
         }
-        throw new IllegalStateException(artifactId + " is not a module of tooling/pom.xml");
+        throw new IllegalStateException(artifactId + " is not a module of " + UNPUBLISHED_PARENTS);
     }
 
     static String readPom(Path moduleDir) {

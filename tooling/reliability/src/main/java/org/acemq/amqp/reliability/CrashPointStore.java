@@ -62,6 +62,17 @@ final class CrashPointStore implements LeasedIdempotencyStore {
                 Thread.currentThread().interrupt();
             }
             System.err.println("HARNESS resumed after " + point.label() + " on " + key);
+        } else if (first && point == CrashPoint.AFTER_COMMIT) {
+            System.err.println("HARNESS SIGKILL to myself at " + point.label() + " on " + key);
+            System.err.flush();
+            try {
+                new ProcessBuilder("kill", "-KILL", String.valueOf(ProcessHandle.current().pid())).start().waitFor();
+            } catch (java.io.IOException e) {
+                System.err.println("HARNESS could not send SIGKILL, halting: " + e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            Runtime.getRuntime().halt(137); // reached only if the signal could not be sent
         } else if (first) {
             System.err.println("HARNESS crashing at " + point.label() + " on " + key);
             System.err.flush();

@@ -189,12 +189,12 @@ public final class HarnessConsumer {
      */
     private static MessageHandler transactionalHandler(JdbcIdempotencyStore store, DataSource appPool,
             DataSource harnessDb, String id, Map<CrashPoint, Set<String>> crashes, long handlerDelayMs) {
-        DataSource crashing = CrashBeforeCommit.wrap(appPool, harnessDb, crashes, id);
+        DataSource crashing = CommitCrash.beforeCommit(appPool, harnessDb, crashes, id);
         return JdbcTransactionalHandler.of(store, crashing, (envelope, connection) -> {
             failIfScripted(envelope, handlerDelayMs);
             HarnessDb.insertEffect(connection, envelope.id(), id, envelope.attempt());
             CrashPointStore.maybeCrash(crashes, harnessDb, CrashPoint.PAUSE_MID_HANDLER, envelope.id(), id);
-            CrashBeforeCommit.WORK_KEY.set(envelope.id());
+            CommitCrash.WORK_KEY.set(envelope.id());
         });
     }
 

@@ -1,6 +1,5 @@
 package org.acemq.amqp.reliability;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -77,7 +76,7 @@ public final class ReliabilityHarness {
     private String brokerKind = "artemis";
     private long sampleMs;
     private HikariDataSource db;
-    private final List<ConsumerSlot> slots = new ArrayList<>();
+    private final List<ConsumerProcess> slots = new ArrayList<>();
     private volatile boolean stopping;
     private volatile boolean selfPaused;
     private int published;
@@ -238,7 +237,9 @@ public final class ReliabilityHarness {
                     : "interop.soak." + Long.toHexString(System.nanoTime()));
             note("broker " + broker + ", address " + broker.queueAddress());
             for (int i = 1; i <= config.consumers(); i++) {
-                ConsumerSlot slot = new ConsumerSlot(i, workload.crashSpec());
+                String crashSpec = workload.crashSpec();
+                ConsumerProcess slot = new ConsumerProcess("c" + i, workDir, id -> consumerProgram(id, crashSpec),
+                        this::note, () -> stopping, deadIncarnations::add);
                 slots.add(slot);
                 slot.start();
             }
@@ -285,7 +286,7 @@ public final class ReliabilityHarness {
             long queuedBeforeStop = broker.queued();
             long deliveringBeforeStop = broker.delivering();
             stopping = true;
-            for (ConsumerSlot s : slots) {
+            for (ConsumerProcess s : slots) {
                 s.stop();
             }
             // whatever the consumers left unsettled is back in the queue now
@@ -303,7 +304,7 @@ public final class ReliabilityHarness {
             return result;
         } finally {
             stopping = true;
-            for (ConsumerSlot s : slots) {
+            for (ConsumerProcess s : slots) {
                 s.kill();
             }
             if (db != null) {
@@ -353,11 +354,11 @@ public final class ReliabilityHarness {
         }
         switch (fault) {
             case KILL9 -> {
-                ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
+                ConsumerProcess slot = slots.get(random.nextInt(slots.size()));
                 slot.kill9();
             }
             case PAUSE -> {
-                ConsumerSlot slot = slots.get(random.nextInt(slots.size()));
+                ConsumerProcess slot = slots.get(random.nextInt(slots.size()));
                 long pauseMs = config.leaseMs() * 2;
                 slot.pausedByHarness = true;
                 slot.signal("STOP");
@@ -395,7 +396,7 @@ public final class ReliabilityHarness {
     /** Sends SIGCONT, after twice the lease, to a consumer that stopped itself (pause-mid-handler). */
     private void resumeSelfPaused() {
         while (!stopping) {
-            for (ConsumerSlot slot : slots) {
+            for (ConsumerProcess slot : slots) {
                 Process p = slot.process;
                 if (slot.pausedByHarness || p == null || !p.isAlive()) {
                     continue;
@@ -578,139 +579,33 @@ public final class ReliabilityHarness {
 
     // ------------------------------------------------------------------------------------------------ consumers
 
-    /** One consumer position: a JVM that is restarted (as a new incarnation) whenever it dies. */
-    private final class ConsumerSlot {
-        final int index;
-        final String crashSpec;
-        volatile Process process;
-        volatile String currentId;
-        volatile boolean started;
-        volatile boolean pausedByHarness;
-        int incarnation;
-        Thread monitor;
-
-        ConsumerSlot(int index, String crashSpec) {
-            this.index = index;
-            this.crashSpec = crashSpec;
+    /** @return the main class and arguments of consumer incarnation {@code id} ({@link HarnessConsumer}) */
+    private List<String> consumerProgram(String id, String crashSpec) {
+        List<String> cmd = new ArrayList<>(List.of(
+                HarnessConsumer.class.getName(),
+                "--id", id,
+                "--broker-host", broker.host(),
+                "--broker-port", String.valueOf(broker.consumerPort()),
+                "--address", broker.queueAddress(),
+                "--jdbc-url", postgres.jdbcUrl(proxy.port()),
+                "--user", postgres.user(),
+                "--queue", QUEUE,
+                "--mode", config.mode(),
+                "--lease-ms", String.valueOf(config.leaseMs()),
+                "--handler-delay-ms", String.valueOf(config.handlerDelayMs()),
+                "--max-attempts", String.valueOf(MAX_ATTEMPTS)));
+        if (broker.user() != null) {
+            cmd.addAll(List.of("--amqp-user", broker.user(), "--amqp-password", broker.password()));
         }
-
-        void start() throws IOException {
-            launch();
-            monitor = new Thread(this::monitorLoop, "slot-" + index);
-            monitor.setDaemon(true);
-            monitor.start();
+        if (sampleMs > 0) {
+            cmd.addAll(List.of("--sample-ms", String.valueOf(sampleMs), "--sample-file",
+                    workDir.resolve("samples-" + id + ".csv").toString()));
         }
-
-        private synchronized void launch() throws IOException {
-            currentId = "c" + index + "." + incarnation;
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-XX:+UseSerialGC",
-                    "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-                    "-Dorg.slf4j.simpleLogger.log.com.zaxxer.hikari=warn",
-                    "-Dorg.slf4j.simpleLogger.showDateTime=true",
-                    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-                    "-cp", System.getProperty("java.class.path"),
-                    HarnessConsumer.class.getName(),
-                    "--id", currentId,
-                    "--broker-host", broker.host(),
-                    "--broker-port", String.valueOf(broker.consumerPort()),
-                    "--address", broker.queueAddress(),
-                    "--jdbc-url", postgres.jdbcUrl(proxy.port()),
-                    "--user", postgres.user(),
-                    "--queue", QUEUE,
-                    "--mode", config.mode(),
-                    "--lease-ms", String.valueOf(config.leaseMs()),
-                    "--handler-delay-ms", String.valueOf(config.handlerDelayMs()),
-                    "--max-attempts", String.valueOf(MAX_ATTEMPTS)));
-            if (broker.user() != null) {
-                cmd.addAll(List.of("--amqp-user", broker.user(), "--amqp-password", broker.password()));
-            }
-            if (sampleMs > 0) {
-                cmd.addAll(List.of("--sample-ms", String.valueOf(sampleMs), "--sample-file",
-                        workDir.resolve("samples-" + currentId + ".csv").toString()));
-            }
-            if (!crashSpec.isEmpty()) {
-                cmd.add("--crash");
-                cmd.add(crashSpec);
-            }
-            File logFile = workDir.resolve("consumer-" + currentId + ".log").toFile();
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile));
-            process = pb.start();
-            String id = currentId;
-            Process p = process;
-            Thread watcher = new Thread(() -> {
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (p.isAlive() && System.nanoTime() < deadline) {
-                    try {
-                        if (Files.readString(logFile.toPath()).contains("STARTED " + id)) {
-                            started = true;
-                            return;
-                        }
-                        Thread.sleep(50);
-                    } catch (IOException | InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "watch-" + id);
-            watcher.setDaemon(true);
-            watcher.start();
+        if (!crashSpec.isEmpty()) {
+            cmd.add("--crash");
+            cmd.add(crashSpec);
         }
-
-        private void monitorLoop() {
-            while (true) {
-                Process p = process;
-                int code;
-                try {
-                    code = p.waitFor();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                if (stopping) {
-                    return;
-                }
-                deadIncarnations.add(currentId);
-                note("consumer " + currentId + " exited with " + code + "; restarting");
-                incarnation++;
-                try {
-                    launch();
-                } catch (IOException e) {
-                    note("cannot restart consumer " + index + ": " + e);
-                    return;
-                }
-            }
-        }
-
-        void kill9() {
-            Process p = process;
-            note("kill -9 " + currentId + " (pid " + p.pid() + ")");
-            p.destroyForcibly(); // SIGKILL on Linux
-        }
-
-        void signal(String sig) throws IOException, InterruptedException {
-            Process p = process;
-            note("kill -" + sig + " " + currentId + " (pid " + p.pid() + ")");
-            new ProcessBuilder("kill", "-" + sig, String.valueOf(p.pid())).inheritIO().start().waitFor();
-        }
-
-        /** Graceful stop (SIGTERM: the consumer's shutdown hook closes it). */
-        void stop() throws InterruptedException {
-            Process p = process;
-            p.destroy();
-            if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
-                note("consumer " + currentId + " did not stop within 20 s; killing it");
-                p.destroyForcibly();
-                p.waitFor();
-            }
-        }
-
-        void kill() {
-            Process p = process;
-            if (p != null && p.isAlive()) {
-                p.destroyForcibly();
-            }
-        }
+        return cmd;
     }
 
     // ------------------------------------------------------------------------------------------------ workload
