@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -186,8 +190,8 @@ class TransactionalListenerHandlerTest {
 
     /**
      * The runtime's envelope as far as the outbox goes: sends recorded with stable ids ({@code <id>/<position>}),
-     * {@link #outboxStored()} refused if more was sent after the entries were read, and what a separate connection
-     * sees at the moment it is called.
+     * {@link #outboxStored()} refused if more was sent after the entries were read, and what a connection outside
+     * the listener's transaction sees at the moment it is called.
      */
     static final class RecordingEnvelope implements Envelope, OutboxCapture {
         private final String id;
@@ -226,11 +230,24 @@ class TransactionalListenerHandlerTest {
                 throw new IllegalStateException("sent more after the entries were read");
             }
             stored++;
-            JdbcTemplate outside = new JdbcTemplate(pool);
-            committedWhenStored = List.of(
-                    outside.queryForObject("SELECT count(*) FROM effects WHERE id = ?", Integer.class, id),
-                    outside.queryForObject("SELECT count(*) FROM \"acemq_outbox\" WHERE incoming_key = ?",
-                            Integer.class, id));
+            // a connection of its own, not the thread's transaction's (a JdbcTemplate here would join that)
+            try (Connection outside = pool.getConnection()) {
+                committedWhenStored = List.of(
+                        count(outside, "SELECT count(*) FROM effects WHERE id = ?"),
+                        count(outside, "SELECT count(*) FROM \"acemq_outbox\" WHERE incoming_key = ?"));
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private int count(Connection connection, String sql) throws SQLException {
+            try (PreparedStatement ps = connection.prepareStatement(sql)) {
+                ps.setString(1, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getInt(1);
+                }
+            }
         }
 
         @Override
