@@ -1119,6 +1119,23 @@ public class AcemqProperties {
         private List<String> fingerprintProperties;
         /** ACCEPT (default): a conflicting copy is settled as a copy and counted; REJECT: it is rejected. */
         private Fingerprint.Action onConflict;
+        /**
+         * Orders processing by a key: "group-id" (the AMQP group-id) or a SpEL expression over headers, payload,
+         * messageId and envelope, e.g. "payload.accountId" (default: not ordered). Not with order-by-property.
+         */
+        private String orderBy;
+        /** Application property to order processing by, e.g. accountId (default: not ordered). Not with order-by. */
+        private String orderByProperty;
+        /** Ordered listeners: messages of one key that hold a place in the window (runtime default 4). */
+        private Integer keyBacklog;
+        /** Ordered listeners: messages of busy keys parked beyond the window before intake stops (default 1000). */
+        private Integer parkedLimit;
+        /** Whether the listener takes messages a batch at a time (List parameters; default false). */
+        private Boolean batch;
+        /** Batch listeners: the most messages per call (runtime default 100). */
+        private Integer batchSize;
+        /** Batch listeners: how long a batch waits to fill before the method gets what arrived (default 100ms). */
+        private Duration batchTime;
 
         /** @return the queue or address to consume */
         public String getAddress() {
@@ -1478,6 +1495,76 @@ public class AcemqProperties {
          */
         public void setOnConflict(Fingerprint.Action onConflict) {
             this.onConflict = onConflict;
+        }
+
+        /** @return "group-id" or a SpEL expression to order processing by, or null */
+        public String getOrderBy() {
+            return orderBy;
+        }
+
+        /** @param orderBy "group-id" or a SpEL expression to order processing by */
+        public void setOrderBy(String orderBy) {
+            this.orderBy = orderBy;
+        }
+
+        /** @return the application property to order processing by, or null */
+        public String getOrderByProperty() {
+            return orderByProperty;
+        }
+
+        /** @param orderByProperty the application property to order processing by */
+        public void setOrderByProperty(String orderByProperty) {
+            this.orderByProperty = orderByProperty;
+        }
+
+        /** @return ordered listeners: messages of one key that hold a place in the window */
+        public Integer getKeyBacklog() {
+            return keyBacklog;
+        }
+
+        /** @param keyBacklog ordered listeners: messages of one key that hold a place in the window */
+        public void setKeyBacklog(Integer keyBacklog) {
+            this.keyBacklog = keyBacklog;
+        }
+
+        /** @return ordered listeners: messages of busy keys parked beyond the window before intake stops */
+        public Integer getParkedLimit() {
+            return parkedLimit;
+        }
+
+        /** @param parkedLimit ordered listeners: messages of busy keys parked beyond the window before intake stops */
+        public void setParkedLimit(Integer parkedLimit) {
+            this.parkedLimit = parkedLimit;
+        }
+
+        /** @return whether the listener takes messages a batch at a time */
+        public Boolean getBatch() {
+            return batch;
+        }
+
+        /** @param batch whether the listener takes messages a batch at a time */
+        public void setBatch(Boolean batch) {
+            this.batch = batch;
+        }
+
+        /** @return batch listeners: the most messages per call */
+        public Integer getBatchSize() {
+            return batchSize;
+        }
+
+        /** @param batchSize batch listeners: the most messages per call */
+        public void setBatchSize(Integer batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        /** @return batch listeners: how long a batch waits to fill */
+        public Duration getBatchTime() {
+            return batchTime;
+        }
+
+        /** @param batchTime batch listeners: how long a batch waits to fill */
+        public void setBatchTime(Duration batchTime) {
+            this.batchTime = batchTime;
         }
     }
 
