@@ -13,5 +13,4 @@ module org.acemq.amqp.consumer {
 
     exports org.acemq.amqp.consumer;
     exports org.acemq.amqp.consumer.micrometer;
-    exports org.acemq.amqp.consumer.testing;
 }

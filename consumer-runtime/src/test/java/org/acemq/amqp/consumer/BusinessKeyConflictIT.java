@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 17, "Done when", on embedded Artemis with the in-memory store: a subscription keyed by a business property
+ * Business-key conflicts, on embedded Artemis with the in-memory store: a subscription keyed by a business property
  * absorbs a publisher's retry that carries a new message-id; a copy with the same key and another body is a conflict,
  * counted and logged by default, rejected (and dead-lettered) when the subscription chooses so, and detected by a new
  * consumer instance on the same store after a restart.

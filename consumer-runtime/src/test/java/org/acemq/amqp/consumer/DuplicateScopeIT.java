@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 17, "Done when", on embedded Artemis with the in-memory store and the default key settings: the topologies in
+ * Duplicates across scopes, on embedded Artemis with the in-memory store and the default key settings: the topologies in
  * which one event reaches several endpoints. Every handler runs once per event, and copies re-sent to an endpoint are
  * still absorbed there (each endpoint has a scope of its own; competing consumers of one queue share theirs).
  */

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Start-up without a broker (issue 12): {@code start()} returns while the first connection is tried in the
+ * Start-up without a broker: {@code start()} returns while the first connection is tried in the
  * background; {@code health()} says so; a broker that comes up later is used as soon as it answers; a broker that
  * never comes leaves the consumer not ready, with the last error, and {@code close()} works. {@code failFastStart}
  * keeps the old behaviour.

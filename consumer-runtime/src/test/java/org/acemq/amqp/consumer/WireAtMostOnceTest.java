@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * AT_MOST_ONCE on the wire (seed 000, QPID-8345: a broker that does not apply the source's default outcome to
+ * AT_MOST_ONCE on the wire (QPID-8345: a broker that does not apply the source's default outcome to
  * pre-settled deliveries leaves them acquired for ever). The scripts are strict: the driver fails on any frame it
  * does not expect, so "no disposition" means the frame after the transfers really is the drain of the close.
  *

@@ -43,7 +43,7 @@ class WireReconnectTest {
      * the remaining 19, which the runtime's new link object inherits (budget 20 minus the one handler still running),
      * so no further flow goes out; the same link name and the source's default outcome are kept.
      * AT_MOST_ONCE runs the same script with its settled attach: the transfer arrives UNSETTLED anyway (the
-     * misbehaving broker of seed 000), so the runtime would accept it after handling; across the reconnect it
+     * misbehaving broker that ignores the default outcome), so the runtime would accept it after handling; across the reconnect it
      * must not report that accept (protonj2 drops it silently) but abandon it, and accept the redelivery.
      */
     @ParameterizedTest

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Capacity shared by several subscriptions must wake every one of them (seed 004, QPID-8751, generalised: a change
+ * Capacity shared by several subscriptions must wake every one of them (QPID-8751, generalised: a change
  * of a shared condition must re-evaluate every waiter, not only the one that caused it). Two subscriptions on one
  * session: A (handle 0) and B (handle 1).
  */

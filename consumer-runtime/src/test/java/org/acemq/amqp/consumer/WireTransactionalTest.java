@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * TRANSACTIONAL acknowledgement on the wire (seed 001, AMQ-5456: an outcome given inside a transaction is not final
+ * TRANSACTIONAL acknowledgement on the wire (AMQ-5456: an outcome given inside a transaction is not final
  * until the discharge succeeds). Every disposition must travel as {@code TransactionalState(txn-id, outcome)}, and
  * nothing may be reported settled before the discharge is answered.
  *

@@ -704,7 +704,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         return bad.length() > 10 ? bad.length() + " chars" : "'" + bad.replace("\t", "\\t").replace("\n", "\\n") + "'";
     }
 
-    // ================================================================= identifiers no store can hold (issue 10)
+    // ================================================================= identifiers no store can hold
 
     /** Identifiers that {@link MessageIds#requireValid} refuses although they are neither blank nor too long. */
     private static final List<String> UNSTORABLE = List.of("s:j-nul\u0000byte", "s:lone-high-\uD83D",
@@ -774,7 +774,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         });
     }
 
-    // ================================================================= batches (issue 13)
+    // ================================================================= batches
 
     @Test
     @DisplayName("acquireAll answers in order exactly as acquire would, one id after the other")
@@ -1041,7 +1041,7 @@ public abstract class IdempotencyStoreContract<S extends LeasedIdempotencyStore>
         store.releaseAll(toRelease);
     }
 
-    // ================================================================= resetting attempts (issue 12)
+    // ================================================================= resetting attempts
 
     /**
      * @return whether the store implements {@link LeasedIdempotencyStore#resetAttempts}; every store shipped with

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A delivery belongs to the connection it arrived on (issue 22). The race it closes: the intake leader takes a
+ * A delivery belongs to the connection it arrived on. The race it closes: the intake leader takes a
  * delivery from protonj2's queue, the connection drops, protonj2 reports the interruption (the runtime makes the
  * successor link current), and only then does the leader decide the delivery's link. Before the fix it was given the
  * successor, which is valid: its handler ran after the loss, its {@code accept()} went to a dead engine (protonj2 logs

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 17, "Done when", on RabbitMQ ({@link RabbitMqProvider}): a fanout exchange bound to two durable queues, one
+ * Scopes on RabbitMQ ({@link RabbitMqProvider}): a fanout exchange bound to two durable queues, one
  * consumer with a subscription on each queue, the in-memory store and default key settings. Each handler runs once
  * per event (each queue's address is a scope of its own), and copies published again are absorbed in each queue.
  */

@@ -165,7 +165,7 @@ abstract class InteropScenarios {
     }
 
     /**
-     * Issue 22: a consumer holds no more deliveries than the credit it granted. A queue of a few thousand messages is
+     * A consumer holds no more deliveries than the credit it granted. A queue of a few thousand messages is
      * consumed with a small prefetch by a slowish handler while a sampler reads {@link ConsumerHealth}'s in-flight
      * count (taken and unsettled, plus queued in the AMQP client) every millisecond or so. It never exceeds
      * {@code concurrency + prefetch} (what the runtime grants) plus a tolerance of {@code concurrency}: health reads

@@ -26,7 +26,7 @@ public record Result(ReliabilityHarness.Config config, int messages, int publish
         return violations.isEmpty();
     }
 
-    /** The result as a Markdown table (the format docs/reliability.md keeps). */
+    /** The result as a Markdown table (the format of the runs in docs/reports/reliability-runs.md). */
     public String table() {
         StringJoiner faultList = new StringJoiner(", ");
         int total = 0;

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 17, "Done when", on PostgreSQL: a copy with a known business key and another body is a conflict on the JDBC
+ * Fingerprint conflicts on PostgreSQL: a copy with a known business key and another body is a conflict on the JDBC
  * store too, across a restart of the consumer and of its store instance (the fingerprint lives in the table): counted
  * and logged by default, rejected and dead-lettered when the subscription chooses so. Needs a JDBC store that
  * {@linkplain JdbcIdempotencyStore#recordsFingerprints() records fingerprints}.

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 22, item 2: handler threads are woken only when they wait for work. A handler that waits with
+ * Handler threads are woken only when they wait for work. A handler that waits with
  * {@code LockSupport.parkNanos} (as I/O clients and rate limiters do) sleeps its full time on the runtime's threads,
  * under load, with the JDBC store on PostgreSQL and its group commit on: before, the group commit unparked the thread
  * that had led a batch (answering its own request) and callers that had already seen their answer, and the intake's

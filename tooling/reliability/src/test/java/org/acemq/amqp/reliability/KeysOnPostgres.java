@@ -23,7 +23,7 @@ import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
 import org.acemq.amqp.testsupport.PostgresSchema;
 
-/** Shared parts of the issue 17 tests on PostgreSQL: pools, stores on one table, an observer, reading rows back. */
+/** Shared parts of the key and scope tests on PostgreSQL: pools, stores on one table, an observer, reading rows back. */
 final class KeysOnPostgres {
 
     private KeysOnPostgres() {

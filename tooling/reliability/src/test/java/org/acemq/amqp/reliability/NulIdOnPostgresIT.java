@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 10, item 7, end to end on PostgreSQL and Artemis: a message whose string message-id holds a NUL character
+ * End to end on PostgreSQL and Artemis: a message whose string message-id holds a NUL character
  * (which PostgreSQL text cannot hold: SQLState 22021) is keyed {@code h:<sha-256>} by the runtime before the store
  * sees it, so it is processed once and settled once, its duplicate is absorbed, and the consumer never pauses for it.
  * (Before, the store turned PostgreSQL's refusal into "store unavailable": the message was released tens of thousands

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 17, "Done when", on PostgreSQL (the JDBC store) and embedded Artemis: two services with their own consumers
+ * Scopes on PostgreSQL (the JDBC store) and embedded Artemis: two services with their own consumers
  * and their own store instances on one table each handle every event once; a subscription keyed by a business
  * property absorbs a publisher's retry with a new message-id, also after the consumer and its store restart.
  */

@@ -12,9 +12,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The shortened soak ({@link Soak}), once per broker: {@value #MESSAGES} unique messages (with re-published
  * duplicates and poison) through two consumer JVMs on the JDBC store, while the broker restarts, every consumer
  * connection is cut, a consumer is killed with SIGKILL and PostgreSQL restarts. Asserts the verdict (0 lost, no
- * duplicate beyond what the separate mode allows, every resource within its bound from the first to the last window;
- * on RabbitMQ 3 all but the bound on deliveries in hand, which that broker breaks) and that the report and its plots
- * were written. The 1,000,000-message run is documented in docs/reliability.md.
+ * duplicate beyond what the separate mode allows, every resource within its bound from the first to the last window,
+ * on RabbitMQ 3 too) and that the report and its plots were written. The 1,000,000-message runs are summarised in
+ * docs/reliability.md and reported in full in docs/reports/reliability-runs.md.
  * RabbitMQ comes from {@code RabbitMqProvider} (the Debian package rabbitmq-server here); without one the test fails
  * and says how to provide one.
  */

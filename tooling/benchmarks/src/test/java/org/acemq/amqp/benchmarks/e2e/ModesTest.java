@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class ModesTest {
 
     @Test
-    void durableDefaultsHaveEveryRowOfIssue13AfterTheBaselines() {
+    void durableDefaultsHaveEveryStoreRowAfterTheBaselines() {
         assertThat(Modes.resolve(null, true, 64, true)).containsExactly("raw", "raw-pool4", "memory-1", "memory-4",
                 "spring-1", "spring-4", "camel-memory-4", "camel-jdbc-4", "postgres-default-4", "postgres-tuned-64",
                 "mariadb-default-4", "camel-mariadb-4", "redis-default-4", "redis-cluster1-4",

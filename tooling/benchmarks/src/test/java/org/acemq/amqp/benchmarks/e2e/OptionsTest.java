@@ -13,7 +13,7 @@ class OptionsTest {
     }
 
     @Test
-    void defaultsAreTheIssue13Run() {
+    void defaultsAreTheStoreComparisonRun() {
         EndToEndBenchmark.Options o = parse();
         assertThat(o.durability).containsExactly("durable", "non-durable");
         assertThat(o.messages).isEqualTo(100_000);
