@@ -57,6 +57,22 @@ public final class AmqpConsumer implements AutoCloseable {
     public static final Duration DEFAULT_STORE_RETRY_DELAY = Duration.ofMillis(100);
     /** Longest delay between store probes: 10 s. */
     public static final Duration DEFAULT_MAX_STORE_RETRY_DELAY = Duration.ofSeconds(10);
+    /**
+     * How often the outbox sweep looks for messages left undispatched in the store's transactional outbox: 10 s (see
+     * {@link Builder#outboxSweepInterval(Duration)}).
+     */
+    public static final Duration DEFAULT_OUTBOX_SWEEP_INTERVAL = Duration.ofSeconds(10);
+    /**
+     * How long a message must have waited in the outbox before the sweep takes it: 1 min, longer than the dispatch that
+     * follows every commit normally takes (it waits at most the connection's {@code requestTimeout}, 30 s by default,
+     * for the broker, and its mark rides on the batch's confirm). See {@link Builder#outboxSweepMinAge(Duration)}.
+     */
+    public static final Duration DEFAULT_OUTBOX_SWEEP_MIN_AGE = Duration.ofMinutes(1);
+    /**
+     * How long a message may wait in the outbox before {@link ConsumerHealth#healthy()} turns false: 5 min (see
+     * {@link Builder#outboxMaxAge(Duration)}).
+     */
+    public static final Duration DEFAULT_OUTBOX_MAX_AGE = Duration.ofMinutes(5);
 
     private final ConsumerRuntime runtime;
 
@@ -129,6 +145,9 @@ public final class AmqpConsumer implements AutoCloseable {
         private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
         private Duration storeRetryDelay = DEFAULT_STORE_RETRY_DELAY;
         private Duration maxStoreRetryDelay = DEFAULT_MAX_STORE_RETRY_DELAY;
+        private Duration outboxSweepInterval = DEFAULT_OUTBOX_SWEEP_INTERVAL;
+        private Duration outboxSweepMinAge = DEFAULT_OUTBOX_SWEEP_MIN_AGE;
+        private Duration outboxMaxAge = DEFAULT_OUTBOX_MAX_AGE;
         private int maxInFlightPerConnection;
         private String name = "acemq";
         private boolean failFastStart;
@@ -262,6 +281,55 @@ public final class AmqpConsumer implements AutoCloseable {
         }
 
         /**
+         * The outbox sweep repairs what a crash left in the store's transactional outbox (a store that is an
+         * {@link org.acemq.amqp.api.OutboxStore}, such as the JDBC store with its {@code JdbcTransactionalHandler}):
+         * messages handlers sent, committed with their work, and not dispatched because the process died between the
+         * commit and the dispatch, or because the broker did not take them. It runs when the consumer connects
+         * (reconnects included) and then every {@code interval}, on the consumer's {@link Scheduler}: it takes the
+         * oldest waiting messages ({@link #outboxSweepMinAge(Duration) at least so old}) in batches of 100, sends
+         * them, waits for the broker to accept each, and marks the accepted ones dispatched; one that is refused or not
+         * taken stays in the outbox with the failure recorded, and is tried again later (the JDBC store holds it back
+         * for its lease). Each run also reads the outbox's status for {@link ConsumerHealth#outbox()} and the outbox
+         * meters. While the broker is disconnected it only reads the status; while the store does not answer it does
+         * nothing. With a store that keeps no outbox there is no sweep.
+         *
+         * @param interval the time between two runs (default 10 s)
+         * @return this builder
+         */
+        public Builder outboxSweepInterval(Duration interval) {
+            this.outboxSweepInterval = Validation.positive("outboxSweepInterval", interval);
+            return this;
+        }
+
+        /**
+         * The sweep takes only messages that have waited in the outbox at least this long (by the database's clock),
+         * so that it does not send what the dispatch that follows every commit is sending at that moment. Shorter
+         * repairs a crash sooner; a message the sweep sends while that dispatch also does goes out twice with the same
+         * message-id, which an idempotent receiver absorbs. Keep it above the connection's {@code requestTimeout}.
+         *
+         * @param minAge the minimum age (default 1 min); zero takes every waiting message
+         * @return this builder
+         */
+        public Builder outboxSweepMinAge(Duration minAge) {
+            this.outboxSweepMinAge = Validation.notNegative("outboxSweepMinAge", minAge);
+            return this;
+        }
+
+        /**
+         * {@link ConsumerHealth#healthy()} turns false (and the Spring Boot health contributor DOWN) while the oldest
+         * message waiting in the outbox is older than this: what handlers sent is not reaching the broker. Must be
+         * longer than {@link #outboxSweepMinAge(Duration)} plus {@link #outboxSweepInterval(Duration)}, the time a
+         * message left behind by a crash may wait for the sweep.
+         *
+         * @param maxAge the oldest age still healthy (default 5 min)
+         * @return this builder
+         */
+        public Builder outboxMaxAge(Duration maxAge) {
+            this.outboxMaxAge = Validation.positive("outboxMaxAge", maxAge);
+            return this;
+        }
+
+        /**
          * Caps the deliveries held by all subscriptions of this consumer together (default 0: no cap beyond each
          * subscription's own {@link Subscription#maxInFlight()}). The cap is split into fair shares: each subscription
          * may hold {@code cap / subscriptions}, or its own {@code maxInFlight} if that is smaller (what one cannot use
@@ -370,9 +438,14 @@ public final class AmqpConsumer implements AutoCloseable {
                 throw new IllegalArgumentException("maxInFlightPerConnection must be 0 or >= the number of "
                         + "subscriptions (" + subscriptions.size() + "), but was " + maxInFlightPerConnection);
             }
+            if (outboxMaxAge.compareTo(outboxSweepMinAge.plus(outboxSweepInterval)) <= 0) {
+                throw new IllegalArgumentException("outboxMaxAge must be > outboxSweepMinAge + outboxSweepInterval ("
+                        + outboxSweepMinAge.plus(outboxSweepInterval) + "), but was " + outboxMaxAge);
+            }
             RuntimeConfig config = new RuntimeConfig(name, connection, store, List.copyOf(subscriptions), observer,
                     storeFailurePolicy, shutdownTimeout, creditCheckInterval, confirmTimeout, storeRetryDelay,
-                    maxStoreRetryDelay, maxInFlightPerConnection, failFastStart, ticker, scheduler, scopePrefix);
+                    maxStoreRetryDelay, maxInFlightPerConnection, failFastStart, ticker, scheduler, scopePrefix,
+                    outboxSweepInterval, outboxSweepMinAge, outboxMaxAge);
             ConsumerRuntime runtime = new ConsumerRuntime(config);
             runtime.start();
             return new AmqpConsumer(runtime);

@@ -28,6 +28,12 @@ public final class RejectionConditions {
      * condition; the runtime decides it as any permanent failure.
      */
     public static final String VALIDATION_FAILED = "acemq:validation-failed";
+    /**
+     * The message's handler has an answer but nowhere to send it (the Spring Boot starter: an {@code @AcemqListener}
+     * method returned a value, has no {@code @SendTo}, and the message has no reply-to). A
+     * {@link PermanentMessageException} with this condition; the runtime decides it as any permanent failure.
+     */
+    public static final String NO_REPLY_ADDRESS = "acemq:no-reply-address";
     /** The handler declared the failure permanent, without a condition of its own. */
     public static final String PERMANENT_FAILURE = PermanentMessageException.DEFAULT_CONDITION;
 

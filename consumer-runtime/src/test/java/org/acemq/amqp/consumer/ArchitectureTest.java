@@ -1,21 +1,26 @@
 package org.acemq.amqp.consumer;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.Dependency;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaCodeUnit;
 import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.domain.JavaType;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.EvaluationResult;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.invoke.MethodHandles;
 import java.lang.module.ModuleDescriptor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,13 +30,16 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.qpid.protonj2.buffer.ProtonBuffer;
+import org.apache.qpid.protonj2.client.impl.ClientMessageSupport;
+import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The runtime's shape, checked on its compiled classes and its sources: no dependency cycle between its classes,
- * small internal classes, and a public surface that hides the internals and protonj2.
+ * The runtime's shape, checked on its compiled classes and its sources: no dependency cycle between its classes, all
+ * that goes below protonj2's client API in one package, and a public surface that hides the internals and protonj2.
  */
 class ArchitectureTest {
 
@@ -39,6 +47,39 @@ class ArchitectureTest {
     private static final String ROOT_PACKAGE = "org.acemq.amqp.consumer";
     private static final String INTERNAL_PACKAGE = ROOT_PACKAGE + ".internal";
     private static final String PROTONJ2_PACKAGE = "org.apache.qpid.protonj2";
+    private static final String ENGINE_PACKAGE = INTERNAL_PACKAGE + ".engine";
+
+    /**
+     * protonj2 below its client API: the client's implementation, the engine, the codec, the buffer implementations
+     * and the transport performatives. The client API ({@code client}, {@code client.exceptions}), the message types
+     * ({@code types}, {@code types.messaging}) and the buffer interface ({@code buffer}) are what the rest of the
+     * runtime may use.
+     */
+    private static final String[] BELOW_THE_CLIENT_API = {
+        PROTONJ2_PACKAGE + ".client.impl..", PROTONJ2_PACKAGE + ".client.transport..",
+        PROTONJ2_PACKAGE + ".client.util..", PROTONJ2_PACKAGE + ".client.futures..",
+        PROTONJ2_PACKAGE + ".engine..", PROTONJ2_PACKAGE + ".codec..", PROTONJ2_PACKAGE + ".buffer.impl..",
+        PROTONJ2_PACKAGE + ".buffer.netty..", PROTONJ2_PACKAGE + ".types.transport..",
+        PROTONJ2_PACKAGE + ".logging..",
+    };
+
+    /** Calls on {@code java.lang.Class} that look a class or its members up by name (reflection without an import). */
+    private static final DescribedPredicate<JavaMethodCall> REFLECTIVE_LOOKUP = DescribedPredicate.describe(
+            "a reflective lookup on java.lang.Class (forName, getDeclared*, getMethod(s), getField(s), "
+                    + "getConstructor(s))",
+            call -> call.getTargetOwner().isEquivalentTo(Class.class) && call.getName().matches(
+                    "forName|getDeclared\\w*|getMethods?|getFields?|getConstructors?"));
+
+    /**
+     * Only {@code internal.engine} reaches below protonj2's client API or uses reflection (which is how it reaches
+     * protonj2's non-public parts); everything else goes through its {@code ProtonInternals}.
+     */
+    static final ArchRule ONLY_THE_ENGINE_PACKAGE_GOES_BELOW_THE_CLIENT_API = noClasses()
+            .that().resideOutsideOfPackage(ENGINE_PACKAGE + "..")
+            .should().dependOnClassesThat().resideInAnyPackage(BELOW_THE_CLIENT_API)
+            .orShould().dependOnClassesThat().resideInAnyPackage("java.lang.reflect..", "java.lang.invoke..")
+            .orShould().callMethodWhere(REFLECTIVE_LOOKUP)
+            .because("reading internal.engine is then reading everything an upgrade of protonj2 can break");
 
     private static Path module;
     private static JavaClasses classes;
@@ -139,6 +180,64 @@ class ArchitectureTest {
                 .contains("Reader -> Names: names Names").doesNotContain("Alone");
         graph.add("sub.Helper", "Alone", "test");
         assertThat(graph.cycles()).as("Alone imports sub.Helper").hasSize(2);
+    }
+
+    @Test
+    void onlyTheEnginePackageReachesBelowProtonj2sClientApiOrUsesReflection() {
+        EvaluationResult result = ONLY_THE_ENGINE_PACKAGE_GOES_BELOW_THE_CLIENT_API.evaluate(classes);
+        assertThat(result.hasViolation()).as("%s", result.getFailureReport()).isFalse();
+        // the exemption is used: the engine package does reach below the client API, by reflection too
+        assertThat(classes.stream().filter(c -> c.getPackageName().equals(ENGINE_PACKAGE))
+                .flatMap(c -> c.getDirectDependenciesFromSelf().stream())
+                .map(d -> d.getTargetClass().getPackageName()).distinct())
+                .contains(PROTONJ2_PACKAGE + ".engine", PROTONJ2_PACKAGE + ".client.impl", "java.lang.invoke");
+    }
+
+    /** The rule itself, on classes of this test's package that do what only the engine package may. */
+    @Test
+    void theEngineRuleCatchesProtonj2ImplementationTypesAndReflectionOutsideTheEnginePackage() {
+        JavaClasses outside = new ClassFileImporter().importClasses(UsesClientImpl.class, UsesTheEngine.class,
+                PrivateLookup.class, LookupByName.class, UsesTheClientApiOnly.class);
+        EvaluationResult result = ONLY_THE_ENGINE_PACKAGE_GOES_BELOW_THE_CLIENT_API.evaluate(outside);
+        String report = result.getFailureReport().toString();
+        assertThat(report).contains(UsesClientImpl.class.getName(), UsesTheEngine.class.getName(),
+                PrivateLookup.class.getName(), LookupByName.class.getName())
+                .doesNotContain(UsesTheClientApiOnly.class.getName());
+    }
+
+    /** Fixture: decodes with protonj2's client implementation. */
+    static final class UsesClientImpl {
+        Object decode(ProtonBuffer encoded) throws Exception {
+            return ClientMessageSupport.decodeMessage(encoded, null);
+        }
+    }
+
+    /** Fixture: names an engine type. */
+    static final class UsesTheEngine {
+        boolean settled(IncomingDelivery delivery) {
+            return delivery.isSettled();
+        }
+    }
+
+    /** Fixture: reflects into a protonj2 class. */
+    static final class PrivateLookup {
+        Object lookup(Object delivery) throws Exception {
+            return MethodHandles.privateLookupIn(delivery.getClass(), MethodHandles.lookup());
+        }
+    }
+
+    /** Fixture: looks a protonj2 implementation class up by name, with no import to show for it. */
+    static final class LookupByName {
+        Object load() throws Exception {
+            return Class.forName("org.apache.qpid.protonj2.engine.impl.ProtonEngine");
+        }
+    }
+
+    /** Fixture: what the rest of the runtime may do. */
+    static final class UsesTheClientApiOnly {
+        Object body(org.apache.qpid.protonj2.client.Message<?> message) throws Exception {
+            return message.body() + getClass().getSimpleName();
+        }
     }
 
     @Test

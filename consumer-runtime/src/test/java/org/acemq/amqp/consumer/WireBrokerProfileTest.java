@@ -54,7 +54,9 @@ class WireBrokerProfileTest {
                     }).retryBackoff(RetryBackoff.none()).concurrency(1).prefetch(9).build())
                     .start()) {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
-                assertThat(observer.count(Outcome.RELEASED, SettleReason.FAILED)).isEqualTo(1);
+                // the observer hears of it just after the hand-over to the I/O thread, which may write it first
+                await().untilAsserted(() -> assertThat(observer.count(Outcome.RELEASED, SettleReason.FAILED))
+                        .isEqualTo(1));
 
                 // the store goes down: paused, but the credit stays with RabbitMQ (no drain); what it sends is released
                 peer.expectDisposition().withFirst(1).withSettled(true).withState().released();

@@ -13,6 +13,13 @@ package org.acemq.amqp.spring;
  * headers; an {@link org.acemq.amqp.api.Envelope} parameter reads them
  * ({@code envelope.applicationProperties().get("id")}). Spring's {@code contentType} header is not set either: the
  * parameter's type chooses the conversion, and the AMQP content-type is {@link #CONTENT_TYPE}.
+ *
+ * <p>The same names set the AMQP fields of a message a listener sends as a Spring {@code Message<?>} (a return value,
+ * or {@link AcemqSender}): {@link #SUBJECT}, {@link #CONTENT_TYPE}, {@link #CORRELATION_ID}, {@link #REPLY_TO},
+ * {@link #GROUP_ID}, {@link #MESSAGE_ANNOTATIONS}, and three that only an outgoing message has: {@link #DURABLE},
+ * {@link #TIME_TO_LIVE} and {@link #PRIORITY}. Every other header with the {@code amqp_} or {@code acemq_} prefix is
+ * left out (the message-id of a message a listener sends is always the runtime's stable one); the rest become
+ * application properties.
  */
 public final class AcemqHeaders {
 
@@ -29,6 +36,8 @@ public final class AcemqHeaders {
     public static final String CONTENT_TYPE = PREFIX + "contentType";
     /** The AMQP reply-to address (a String). */
     public static final String REPLY_TO = PREFIX + "replyTo";
+    /** The AMQP group-id (a String): what Artemis message groups and ordered listeners key on. */
+    public static final String GROUP_ID = PREFIX + "groupId";
     /** The AMQP creation-time (an {@link java.time.Instant}). */
     public static final String CREATION_TIME = PREFIX + "creationTime";
     /** The address (queue) the message was consumed from (a String). */
@@ -39,6 +48,19 @@ public final class AcemqHeaders {
     public static final String FIRST_ACQUIRER = PREFIX + "firstAcquirer";
     /** The message-annotations section (a {@code Map<String, Object>}, symbol keys as strings), if not empty. */
     public static final String MESSAGE_ANNOTATIONS = PREFIX + "messageAnnotations";
+
+    /**
+     * Outgoing messages only: whether the broker keeps the message across a restart (a Boolean, or the String
+     * {@code true}/{@code false}; default true).
+     */
+    public static final String DURABLE = PREFIX + "durable";
+    /**
+     * Outgoing messages only: the time-to-live, a {@link java.time.Duration} or a number of milliseconds (default:
+     * none).
+     */
+    public static final String TIME_TO_LIVE = PREFIX + "timeToLive";
+    /** Outgoing messages only: the priority, a number from 0 to 255 (default: the broker's). */
+    public static final String PRIORITY = PREFIX + "priority";
 
     /** The message's idempotency key (a String), as {@link org.acemq.amqp.api.Envelope#id()}. */
     public static final String IDEMPOTENCY_KEY = "acemq_idempotencyKey";

@@ -32,12 +32,38 @@ import java.lang.annotation.Target;
  *   <li>{@code @Header("name")}: an application property, or an AMQP field under its {@link AcemqHeaders} name
  *       ({@code amqp_messageId}, ...), converted to the parameter's type; {@code @Headers Map<String, Object>} (or
  *       {@code MessageHeaders}): all of them;</li>
- *   <li>the {@link org.acemq.amqp.api.Envelope}; Spring's {@code Message<?>} (or {@code Message<Order>}).</li>
+ *   <li>the {@link org.acemq.amqp.api.Envelope}; Spring's {@code Message<?>} (or {@code Message<Order>});</li>
+ *   <li>an {@link AcemqSender}, to send messages as part of handling this one.</li>
  * </ul>
  * A parameter that cannot be resolved fails the start (two body parameters, say). A message that does not fit the
  * method can never succeed: a payload that fails validation is rejected with condition
  * {@code acemq:validation-failed}; a body or header that cannot be converted, a missing required header or a missing
- * body with condition {@code amqp:decode-error}. The return value is ignored.
+ * body with condition {@code amqp:decode-error}.
+ *
+ * <h2>Return value</h2>
+ * A value the method returns (other than null, or an empty {@code Optional}) is sent as a message: to the address of
+ * Spring Messaging's {@code @SendTo} on the method (or else on its class), or, without one (or with an empty
+ * {@code @SendTo}), to the incoming message's reply-to address as a reply, its correlation-id set as request-reply
+ * callers expect. It is converted as {@link AcemqSender} converts a message (an {@code OutgoingMessage} as it is, a
+ * Spring {@code Message<?>} with its headers mapped to AMQP fields, a body by the listener's message converters). A
+ * value with nowhere to go (no {@code @SendTo}, and the message has no reply-to) fails the message permanently: it
+ * is rejected with condition {@code acemq:no-reply-address}. {@code @SendTo} takes one address, placeholders and
+ * {@code #{...}} expressions resolved at start-up. It is sent as anything the method sends is: once the method
+ * returned, with a stable message-id, through the outbox with a database transaction.
+ *
+ * <h2>Batches</h2>
+ * With {@link #batch()} {@code "true"} the method takes messages a batch at a time (up to {@link #batchSize()}, or
+ * what arrived within {@link #batchTime()}), and every parameter is a {@code List} with one element per message, in
+ * the same order: {@code List<Order>} (each body converted, and validated with {@code @Valid}, as a single payload
+ * is), {@code List<Message<Order>>}, {@code List<Envelope>}, {@code List<AcemqSender>}, or an annotated
+ * {@code @Header("name") List<String>}. A message whose elements cannot be resolved is rejected as it would be in a
+ * single-message listener, and the method is called with the others; throwing
+ * {@link org.acemq.amqp.api.BatchItemsFailedException} (indexes into the lists the method received) fails only the
+ * items it names. A batch listener returns {@code void}.
+ *
+ * <h2>Ordered listeners</h2>
+ * {@link #orderBy()} or {@link #orderByProperty()} orders processing by a key: messages with the same key run one at
+ * a time, in arrival order; different keys run in parallel up to {@link #concurrency()}.
  *
  * <h2>Outcomes</h2>
  * Exactly as for any {@link org.acemq.amqp.api.MessageHandler}: returning confirms and accepts; throwing
@@ -254,6 +280,57 @@ public @interface AcemqListener {
 
     /** @return application properties hashed with the body into the fingerprint, comma-separated, in order */
     String fingerprintProperties() default "";
+
+    /**
+     * Orders processing by a key: messages with the same key run one at a time, in the order they arrived; messages
+     * with different keys run in parallel, up to {@link #concurrency()}. A transient failure holds its key (the
+     * message is retried in place while the key's later messages wait). A message without the key runs unordered.
+     * The key is:
+     * <ul>
+     *   <li>{@code group-id}: the AMQP group-id (what Artemis message groups key on, so that order also holds across
+     *       several consumers of one queue);</li>
+     *   <li>any other value: a SpEL expression over the same root as {@link #key()} ({@code headers},
+     *       {@code payload}, {@code messageId}, {@code envelope}), e.g. {@code payload.accountId}; a null value or a
+     *       failure leaves the message unordered.</li>
+     * </ul>
+     * Not together with {@link #orderByProperty()}; not on a {@link #batch()} listener.
+     *
+     * @return what to order by (default: not ordered)
+     */
+    String orderBy() default "";
+
+    /**
+     * @return the application property to order by, e.g. {@code accountId} (see {@link #orderBy()}); not together with
+     *     {@link #orderBy()}
+     */
+    String orderByProperty() default "";
+
+    /**
+     * @return ordered listeners: how many messages of one key hold a place in the listener's window (default 4); later
+     *     ones of a busy key wait parked beyond it, so that one hot key cannot take all the credit
+     */
+    String keyBacklog() default "";
+
+    /**
+     * @return ordered listeners: how many messages of busy keys may wait parked beyond the window before the listener
+     *     takes no more (default 1000)
+     */
+    String parkedLimit() default "";
+
+    /**
+     * @return "true" for a batch listener: the method takes {@code List} parameters, one element per message of a batch
+     *     (default false)
+     */
+    String batch() default "";
+
+    /**
+     * @return batch listeners: the most messages per call (default 100); {@code concurrency + prefetch} must hold one
+     *     batch
+     */
+    String batchSize() default "";
+
+    /** @return batch listeners: how long a batch waits to fill before the method gets what arrived (default 100ms) */
+    String batchTime() default "";
 
     /**
      * @return {@code accept} (default): a conflicting copy is settled as a copy of its key would be, counted with

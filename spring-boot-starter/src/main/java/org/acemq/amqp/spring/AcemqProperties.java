@@ -496,6 +496,18 @@ public class AcemqProperties {
         /** Deliveries held by all listeners together, 0 for no cap (runtime default 0). */
         private Integer maxInFlightPerConnection;
         /**
+         * Time between two runs of the outbox sweep, which sends what the store's transactional outbox still holds
+         * (runtime default 10s).
+         */
+        private Duration outboxSweepInterval;
+        /** How long a message must have waited in the outbox before the sweep takes it (runtime default 1m). */
+        private Duration outboxSweepMinAge;
+        /**
+         * How long the oldest message may wait in the outbox before health turns DOWN (runtime default 5m; longer than
+         * outbox-sweep-min-age plus outbox-sweep-interval).
+         */
+        private Duration outboxMaxAge;
+        /**
          * Whether starting connects and attaches at once and fails the application's start-up when the broker cannot
          * be reached (runtime default false: the first connection is retried in the background while health says
          * DOWN).
@@ -660,6 +672,51 @@ public class AcemqProperties {
          */
         public void setMaxInFlightPerConnection(Integer maxInFlightPerConnection) {
             this.maxInFlightPerConnection = maxInFlightPerConnection;
+        }
+
+        /**
+         * @return time between two runs of the outbox sweep, which sends what the store's transactional outbox still
+         *     holds (runtime default 10s)
+         */
+        public Duration getOutboxSweepInterval() {
+            return outboxSweepInterval;
+        }
+
+        /**
+         * @param outboxSweepInterval time between two runs of the outbox sweep, which sends what the store's
+         *     transactional outbox still holds (runtime default 10s)
+         */
+        public void setOutboxSweepInterval(Duration outboxSweepInterval) {
+            this.outboxSweepInterval = outboxSweepInterval;
+        }
+
+        /** @return how long a message must have waited in the outbox before the sweep takes it (runtime default 1m) */
+        public Duration getOutboxSweepMinAge() {
+            return outboxSweepMinAge;
+        }
+
+        /**
+         * @param outboxSweepMinAge how long a message must have waited in the outbox before the sweep takes it
+         *     (runtime default 1m)
+         */
+        public void setOutboxSweepMinAge(Duration outboxSweepMinAge) {
+            this.outboxSweepMinAge = outboxSweepMinAge;
+        }
+
+        /**
+         * @return how long the oldest message may wait in the outbox before health turns DOWN (runtime default 5m;
+         *     longer than outbox-sweep-min-age plus outbox-sweep-interval)
+         */
+        public Duration getOutboxMaxAge() {
+            return outboxMaxAge;
+        }
+
+        /**
+         * @param outboxMaxAge how long the oldest message may wait in the outbox before health turns DOWN (runtime
+         *     default 5m; longer than outbox-sweep-min-age plus outbox-sweep-interval)
+         */
+        public void setOutboxMaxAge(Duration outboxMaxAge) {
+            this.outboxMaxAge = outboxMaxAge;
         }
     }
 
@@ -1062,6 +1119,23 @@ public class AcemqProperties {
         private List<String> fingerprintProperties;
         /** ACCEPT (default): a conflicting copy is settled as a copy and counted; REJECT: it is rejected. */
         private Fingerprint.Action onConflict;
+        /**
+         * Orders processing by a key: "group-id" (the AMQP group-id) or a SpEL expression over headers, payload,
+         * messageId and envelope, e.g. "payload.accountId" (default: not ordered). Not with order-by-property.
+         */
+        private String orderBy;
+        /** Application property to order processing by, e.g. accountId (default: not ordered). Not with order-by. */
+        private String orderByProperty;
+        /** Ordered listeners: messages of one key that hold a place in the window (runtime default 4). */
+        private Integer keyBacklog;
+        /** Ordered listeners: messages of busy keys parked beyond the window before intake stops (default 1000). */
+        private Integer parkedLimit;
+        /** Whether the listener takes messages a batch at a time (List parameters; default false). */
+        private Boolean batch;
+        /** Batch listeners: the most messages per call (runtime default 100). */
+        private Integer batchSize;
+        /** Batch listeners: how long a batch waits to fill before the method gets what arrived (default 100ms). */
+        private Duration batchTime;
 
         /** @return the queue or address to consume */
         public String getAddress() {
@@ -1421,6 +1495,76 @@ public class AcemqProperties {
          */
         public void setOnConflict(Fingerprint.Action onConflict) {
             this.onConflict = onConflict;
+        }
+
+        /** @return "group-id" or a SpEL expression to order processing by, or null */
+        public String getOrderBy() {
+            return orderBy;
+        }
+
+        /** @param orderBy "group-id" or a SpEL expression to order processing by */
+        public void setOrderBy(String orderBy) {
+            this.orderBy = orderBy;
+        }
+
+        /** @return the application property to order processing by, or null */
+        public String getOrderByProperty() {
+            return orderByProperty;
+        }
+
+        /** @param orderByProperty the application property to order processing by */
+        public void setOrderByProperty(String orderByProperty) {
+            this.orderByProperty = orderByProperty;
+        }
+
+        /** @return ordered listeners: messages of one key that hold a place in the window */
+        public Integer getKeyBacklog() {
+            return keyBacklog;
+        }
+
+        /** @param keyBacklog ordered listeners: messages of one key that hold a place in the window */
+        public void setKeyBacklog(Integer keyBacklog) {
+            this.keyBacklog = keyBacklog;
+        }
+
+        /** @return ordered listeners: messages of busy keys parked beyond the window before intake stops */
+        public Integer getParkedLimit() {
+            return parkedLimit;
+        }
+
+        /** @param parkedLimit ordered listeners: messages of busy keys parked beyond the window before intake stops */
+        public void setParkedLimit(Integer parkedLimit) {
+            this.parkedLimit = parkedLimit;
+        }
+
+        /** @return whether the listener takes messages a batch at a time */
+        public Boolean getBatch() {
+            return batch;
+        }
+
+        /** @param batch whether the listener takes messages a batch at a time */
+        public void setBatch(Boolean batch) {
+            this.batch = batch;
+        }
+
+        /** @return batch listeners: the most messages per call */
+        public Integer getBatchSize() {
+            return batchSize;
+        }
+
+        /** @param batchSize batch listeners: the most messages per call */
+        public void setBatchSize(Integer batchSize) {
+            this.batchSize = batchSize;
+        }
+
+        /** @return batch listeners: how long a batch waits to fill */
+        public Duration getBatchTime() {
+            return batchTime;
+        }
+
+        /** @param batchTime batch listeners: how long a batch waits to fill */
+        public void setBatchTime(Duration batchTime) {
+            this.batchTime = batchTime;
         }
     }
 

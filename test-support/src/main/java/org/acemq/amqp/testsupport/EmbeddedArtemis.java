@@ -82,6 +82,8 @@ public final class EmbeddedArtemis implements AutoCloseable {
     private final ArtemisAddressSettings addressSettings;
     private final Map<String, String> extraAcceptors;
     private final ActiveMQSecurityManager customSecurityManager;
+    private final List<String> withoutAutoCreate;
+    private final Map<String, Long> rejectAbove;
 
     private ActiveMQServer server;
     private int port = -1;
@@ -100,6 +102,8 @@ public final class EmbeddedArtemis implements AutoCloseable {
         this.addressSettings = b.addressSettings;
         this.extraAcceptors = Map.copyOf(b.extraAcceptors);
         this.customSecurityManager = b.securityManager;
+        this.withoutAutoCreate = List.copyOf(b.withoutAutoCreate);
+        this.rejectAbove = Map.copyOf(b.rejectAbove);
         if (b.dataDirectory != null) {
             this.dataDirectory = b.dataDirectory;
             this.deleteDataDirectoryOnClose = false;
@@ -363,6 +367,25 @@ public final class EmbeddedArtemis implements AutoCloseable {
     }
 
     /**
+     * Creates an ANYCAST address with one durable queue of the same name, as an operator would (for an address the
+     * broker does not create on demand: {@link Builder#withoutAutoCreate}). Nothing happens if the queue exists.
+     *
+     * @param queue the address and queue name
+     * @return this
+     */
+    public EmbeddedArtemis createQueue(String queue) {
+        if (!queueExists(queue)) {
+            try {
+                server().createQueue(org.apache.activemq.artemis.api.core.QueueConfiguration.of(queue)
+                        .setRoutingType(RoutingType.ANYCAST).setDurable(true).setAutoCreateAddress(true));
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot create queue " + queue, e);
+            }
+        }
+        return this;
+    }
+
+    /**
      * @param queue a queue name
      * @return whether a queue with this name exists (queues are auto-created on first attach or send)
      */
@@ -532,6 +555,19 @@ public final class EmbeddedArtemis implements AutoCloseable {
                 .setAutoCreateQueues(true).setAutoCreateAddresses(true)
                 .setDefaultAddressRoutingType(RoutingType.ANYCAST)
                 .setDefaultQueueRoutingType(RoutingType.ANYCAST));
+        for (String match : withoutAutoCreate) {
+            // merged over "#": only these two values differ, so such an address is refused until it is created
+            cfg.addAddressSetting(match, new AddressSettings().setAutoCreateAddresses(false)
+                    .setAutoCreateQueues(false));
+        }
+        for (Map.Entry<String, Long> r : rejectAbove.entrySet()) {
+            // merged over "#": Artemis rejects AMQP transfers to such an address while it holds more than the
+            // threshold (BLOCK with a reject threshold; the size limit is far above it, so credit keeps flowing)
+            cfg.addAddressSetting(r.getKey(), new AddressSettings()
+                    .setAddressFullMessagePolicy(AddressFullMessagePolicy.BLOCK)
+                    .setMaxSizeBytes(Math.max(64L * 1024 * 1024, r.getValue() * 2))
+                    .setMaxSizeBytesRejectThreshold(r.getValue()));
+        }
         addressSettings.applyTo(cfg);
 
         ActiveMQSecurityManager securityManager = customSecurityManager;
@@ -616,8 +652,43 @@ public final class EmbeddedArtemis implements AutoCloseable {
         private ArtemisAddressSettings addressSettings = ArtemisAddressSettings.TEST_DEFAULTS;
         private final Map<String, String> extraAcceptors = new LinkedHashMap<>();
         private ActiveMQSecurityManager securityManager;
+        private final List<String> withoutAutoCreate = new ArrayList<>();
+        private final Map<String, Long> rejectAbove = new LinkedHashMap<>();
 
         private Builder() {
+        }
+
+        /**
+         * Addresses matching {@code match} reject a message sent over AMQP (outcome {@code rejected},
+         * {@code amqp:resource-limit-exceeded} "Address is full") while they hold more than {@code bytes}: Artemis'
+         * {@code BLOCK} policy with {@code max-size-bytes-reject-threshold}, as on a broker whose operators cap an
+         * address. With a threshold of 1 byte, one unconsumed message makes the next one be rejected; consuming it
+         * makes room again. Has an effect with {@link ArtemisAddressSettings#TEST_DEFAULTS} only.
+         *
+         * @param match the address match
+         * @param bytes the size above which messages are rejected, {@code > 0}
+         * @return this builder
+         */
+        public Builder rejectAbove(String match, long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("bytes must be > 0, but was " + bytes);
+            }
+            rejectAbove.put(Objects.requireNonNull(match, "match"), bytes);
+            return this;
+        }
+
+        /**
+         * Addresses matching {@code match} (an Artemis address match: {@code refused.#}) are not created on demand:
+         * a sender attached to one that does not exist is refused with {@code amqp:not-found}, as on a broker whose
+         * addresses its operators manage. {@link EmbeddedArtemis#createQueue} creates one. Has an effect with
+         * {@link ArtemisAddressSettings#TEST_DEFAULTS} only.
+         *
+         * @param match the address match
+         * @return this builder
+         */
+        public Builder withoutAutoCreate(String match) {
+            withoutAutoCreate.add(Objects.requireNonNull(match, "match"));
+            return this;
         }
 
         /**

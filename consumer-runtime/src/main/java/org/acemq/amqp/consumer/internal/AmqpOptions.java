@@ -3,6 +3,7 @@ package org.acemq.amqp.consumer.internal;
 import java.util.List;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.SaslMechanism;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.ConnectionOptions;
 
 /**
@@ -86,9 +87,6 @@ final class AmqpOptions {
         return o;
     }
 
-    /** protonj2's frame logger: at TRACE it logs the SASL init frame, with a PLAIN password or a token in it. */
-    static final String FRAME_LOGGER = "org.apache.qpid.protonj2.engine.impl.ProtonFrameLoggingHandler";
-
     /**
      * @param credentials whether the consumer authenticates with a password or a token
      * @param frameLoggerTrace whether protonj2's frame logger is at TRACE
@@ -104,7 +102,7 @@ final class AmqpOptions {
         if (!frameLoggerTrace && !printed) {
             return null;
         }
-        return "AMQP frame logging is on (" + (printed ? "PN_TRACE_FRM prints frames to standard output" : FRAME_LOGGER
+        return "AMQP frame logging is on (" + (printed ? "PN_TRACE_FRM prints frames to standard output" : ProtonInternals.FRAME_LOGGER
                 + " at TRACE") + "): the SASL frames it logs carry the password or token in clear; turn it off "
                 + "outside a test system";
     }

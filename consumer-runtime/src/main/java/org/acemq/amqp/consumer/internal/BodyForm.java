@@ -2,13 +2,10 @@ package org.acemq.amqp.consumer.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
-import org.apache.qpid.protonj2.buffer.ProtonBufferAllocator;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
-import org.apache.qpid.protonj2.codec.CodecFactory;
-import org.apache.qpid.protonj2.codec.Encoder;
-import org.apache.qpid.protonj2.codec.EncoderState;
 import org.apache.qpid.protonj2.types.Binary;
 import org.apache.qpid.protonj2.types.Symbol;
 import org.apache.qpid.protonj2.types.messaging.AmqpValue;
@@ -43,7 +40,7 @@ import org.apache.qpid.protonj2.types.messaging.Section;
  * string and a symbol inside a map), give different forms. The form is never valid AMQP (the counts replace the sizes);
  * it is only hashed.
  *
- * <p>When the runtime cannot read protonj2's encoded message ({@link WholePayload} returns null), {@link #of(Message)}
+ * <p>When the runtime cannot read protonj2's encoded message ({@link ProtonInternals#wholePayload} returns null), {@link #of(Message)}
  * computes the form from the decoded message re-encoded by protonj2: the same form, except that protonj2 decodes a
  * {@code timestamp} as a {@code long} and a {@code char} as a 16-bit Java char, so those come out as it re-encodes them.
  *
@@ -75,7 +72,7 @@ final class BodyForm {
      * Reads the form from an encoded message, without moving its offsets.
      *
      * @param message the encoded message, from its read offset to its write offset (one piece: see
-     *     {@link WholePayload})
+     *     {@link ProtonInternals#wholePayload})
      * @return its body's form, or null if the bytes are not an AMQP message this can read (the caller then uses
      *     {@link #of(Message)}, once protonj2 has decoded it)
      */
@@ -107,12 +104,7 @@ final class BodyForm {
                 return AS_DECODED;
             }
         }
-        Encoder encoder = CodecFactory.getDefaultEncoder();
-        EncoderState state = encoder.newEncoderState();
-        ProtonBuffer encoded = ProtonBufferAllocator.defaultAllocator().allocateHeapBuffer(256);
-        for (Section<?> section : sections) {
-            encoder.writeObject(encoded, state, section);
-        }
+        ProtonBuffer encoded = ProtonInternals.encodeSections(sections);
         BodyForm form = scan(encoded);
         if (form != null) {
             return form;

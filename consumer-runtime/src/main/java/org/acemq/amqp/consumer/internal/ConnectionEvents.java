@@ -25,11 +25,16 @@ final class ConnectionEvents implements ConnectorEvents {
     private final SafeObserver observer;
     private final Collection<SessionHandle> sessions;
     private final List<Subscriber> subscribers;
+    private final Runnable onConnected;
 
-    /** @param subscribers the consumer's subscribers (the list is filled after this is made) */
+    /**
+     * @param subscribers the consumer's subscribers (the list is filled after this is made)
+     * @param onConnected told each time the connection comes up (first, again, or after protonj2 reconnected); must
+     *     not block
+     */
     ConnectionEvents(RuntimeConfig config, ConsumerState state, CurrentBroker broker, CreditAllocator allocator,
                      StoreAccess store, StoreGate gate, SafeObserver observer, Collection<SessionHandle> sessions,
-                     List<Subscriber> subscribers) {
+                     List<Subscriber> subscribers, Runnable onConnected) {
         this.config = config;
         this.state = state;
         this.broker = broker;
@@ -39,6 +44,7 @@ final class ConnectionEvents implements ConnectorEvents {
         this.observer = observer;
         this.sessions = sessions;
         this.subscribers = subscribers;
+        this.onConnected = onConnected;
     }
 
     @Override
@@ -72,6 +78,7 @@ final class ConnectionEvents implements ConnectorEvents {
         LOG.info("Consumer '{}' {}: {} subscription(s) on {}:{} ({})", config.name(),
                 first ? "started" : "attached again", subscribers.size(), config.connection().host(),
                 config.connection().port(), profile);
+        onConnected.run();
     }
 
     @Override
@@ -96,6 +103,7 @@ final class ConnectionEvents implements ConnectorEvents {
         for (Subscriber s : subscribers) {
             s.links().connectionRestored();
         }
+        onConnected.run();
     }
 
     @Override

@@ -5,6 +5,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.acemq.amqp.consumer.ConnectionSettings;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.Client;
 import org.apache.qpid.protonj2.client.ClientOptions;
 import org.apache.qpid.protonj2.client.Connection;
@@ -56,7 +57,7 @@ final class Connector {
         this.tokens = settings.tokenCredential() == null ? null
                 : new Tokens(settings.tokenCredential(), settings.tokenRefreshBefore(), control, config.name());
         String frames = AmqpOptions.frameLoggingWarning(settings.user() != null,
-                LoggerFactory.getLogger(AmqpOptions.FRAME_LOGGER).isTraceEnabled(), System.getenv("PN_TRACE_FRM"));
+                LoggerFactory.getLogger(ProtonInternals.FRAME_LOGGER).isTraceEnabled(), System.getenv("PN_TRACE_FRM"));
         if (frames != null) {
             LOG.warn("Consumer '{}': {}", config.name(), frames);
         }

@@ -1,5 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -8,10 +9,13 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.acemq.amqp.api.AcemqException;
+import org.acemq.amqp.api.OutboxStore;
+import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.State;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,7 +34,7 @@ public final class ConsumerRuntime {
     private final StoreAccess store;
     private final StoreGate gate;
     private final CreditAllocator allocator;
-    private final EngineHooks hooks = EngineHooks.get();
+    private final ProtonInternals internals = ProtonInternals.forConsumer();
     private final CurrentBroker broker = new CurrentBroker();
     private final Control control;
     private final LeaseHeartbeats heartbeats;
@@ -38,6 +42,9 @@ public final class ConsumerRuntime {
     private final Map<String, SessionHandle> sessions = new LinkedHashMap<>();
     private final Connector connector;
     private final Senders senders;
+    /** The consumer's view of the store's outbox and its sweep; null when the store keeps no outbox. */
+    private final OutboxState outboxState;
+    private final OutboxSweep outboxSweep;
     private final ConsumerState state = new ConsumerState();
     private Boolean closeResult;
 
@@ -53,17 +60,28 @@ public final class ConsumerRuntime {
         this.heartbeats = store.lease() == null ? null
                 : new LeaseHeartbeats(store, control.scheduler(), config.ticker(), store.lease());
         this.connector = new Connector(config, control, observer, broker, new ConnectionEvents(config, state, broker,
-                allocator, store, gate, observer, sessions.values(), subscribers));
+                allocator, store, gate, observer, sessions.values(), subscribers, this::connected));
         long leasePeriodNanos = heartbeats == null ? 0 : heartbeats.periodNanos();
         SessionHandle sending = new SessionHandle("senders", config.connection());
         sessions.put("senders", sending);
-        this.senders = new Senders(sending, config.connection().requestTimeout());
+        this.senders = new Senders(sending, config.connection().requestTimeout(), observer, config.ticker());
+        OutboxStore outbox = store.outbox();
+        if (outbox != null) {
+            this.outboxState = new OutboxState(config.ticker(), Clock.systemUTC(), config.outboxMaxAge());
+            this.outboxSweep = new OutboxSweep(config.name(), outbox, new OutboxDispatcher(outbox, senders, outboxState),
+                    outboxState, control.scheduler(), config.ticker(), connector::connected,
+                    config.outboxSweepInterval(), config.outboxSweepMinAge());
+        } else {
+            this.outboxState = null;
+            this.outboxSweep = null;
+        }
         for (Subscription spec : config.subscriptions()) {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
             Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
-                    hooks, new Sends(spec.name(), senders, store.outbox(),
-                            spec.acknowledgementMode() == org.acemq.amqp.consumer.AcknowledgementMode.TRANSACTIONAL), leasePeriodNanos, connector::failed);
+                    internals, new Sends(spec.name(), senders, outbox, outboxState,
+                            spec.acknowledgementMode() == AcknowledgementMode.TRANSACTIONAL),
+                    leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
                     config.connection().requestTimeout()));
         }
@@ -91,7 +109,10 @@ public final class ConsumerRuntime {
         if (heartbeats != null) {
             heartbeats.start();
         }
-        if (!hooks.available()) {
+        if (outboxSweep != null) {
+            outboxSweep.start();
+        }
+        if (!internals.hooksAvailable()) {
             scheduleCreditCheck();
         }
         if (!config.failFastStart()) {
@@ -111,6 +132,13 @@ public final class ConsumerRuntime {
             close(Duration.ofSeconds(1));
             state.set(State.FAILED);
             throw new AcemqException("interrupted while starting consumer '" + config.name() + "'", e);
+        }
+    }
+
+    /** The connection came up (the first time, or again): the outbox sweep runs now. */
+    private void connected() {
+        if (outboxSweep != null) {
+            outboxSweep.soon();
         }
     }
 
@@ -142,6 +170,9 @@ public final class ConsumerRuntime {
         allocator.stop();
         gate.shutdown();
         connector.stopRetrying();
+        if (outboxSweep != null) {
+            outboxSweep.stop();
+        }
         long deadline = System.nanoTime() + timeout.toNanos();
         for (Subscriber s : subscribers) {
             s.stopIntake();
@@ -155,6 +186,11 @@ public final class ConsumerRuntime {
         }
         for (Subscriber s : subscribers) {
             s.closeLink();
+        }
+        if (outboxSweep != null && !outboxSweep.awaitIdle(Math.max(deadline, System.nanoTime()
+                + config.connection().requestTimeout().toNanos()))) {
+            LOG.warn("Consumer '{}': the outbox sweep was still sending; what it had not sent stays in the outbox",
+                    config.name());
         }
         senders.close();
         for (SessionHandle s : sessions.values()) {
@@ -182,7 +218,8 @@ public final class ConsumerRuntime {
         if (!gate.reachable() && gate.lastError() != null) {
             error = gate.lastError();
         }
-        return new ConsumerHealth(state.get(), connected, gate.reachable(), gate.paused(), error, subs);
+        return new ConsumerHealth(state.get(), connected, gate.reachable(), gate.paused(), error, subs,
+                outboxState == null ? null : outboxState.health());
     }
 
     // ------------------------------------------------------------------ per-subscription lifecycle

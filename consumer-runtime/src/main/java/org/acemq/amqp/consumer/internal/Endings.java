@@ -222,8 +222,12 @@ final class Endings {
     }
 
     private void markDispatched(List<org.acemq.amqp.api.OutboxEntry> entries) {
+        org.acemq.amqp.api.OutboxStore outbox = store.outbox();
+        if (outbox == null) {
+            return; // written to the outbox of a store the consumer was not given: nothing of ours to mark
+        }
         try {
-            store.outbox().outboxDispatched(entries);
+            outbox.outboxDispatched(entries);
         } catch (RuntimeException e) {
             // they stay pending: the sweep sends them again, and the receivers absorb the copies by their ids
             LOG.warn("Subscription '{}': could not mark {} sent message(s) dispatched in the outbox ({}); the sweep "

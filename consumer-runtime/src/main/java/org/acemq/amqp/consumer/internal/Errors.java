@@ -5,8 +5,11 @@ import org.apache.qpid.protonj2.client.ErrorCondition;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.apache.qpid.protonj2.client.exceptions.ClientResourceRemotelyClosedException;
 
-/** Turns exceptions into short descriptions for logs and health, and unwraps futures. */
-final class Errors {
+/**
+ * Turns exceptions into short descriptions for logs and health, and unwraps futures. Public for the
+ * {@code engine} package only (this package is not exported).
+ */
+public final class Errors {
 
     private Errors() {
     }
@@ -15,7 +18,7 @@ final class Errors {
      * @return the exception's class and message (for a broker's refusal, its condition and description), with control
      *     characters escaped: a store's message may quote a message id, and any publisher can choose one
      */
-    static String describe(Throwable error) {
+    public static String describe(Throwable error) {
         Throwable t = unwrap(error);
         if (t instanceof ClientResourceRemotelyClosedException closed && closed.getErrorCondition() != null) {
             ErrorCondition c = closed.getErrorCondition();

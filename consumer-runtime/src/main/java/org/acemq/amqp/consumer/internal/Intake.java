@@ -44,12 +44,6 @@ final class Intake {
         Arrival take(ReceiverLink from, org.apache.qpid.protonj2.client.Delivery amqp, long receivedNanos);
     }
 
-    /**
-     * For tests only (null otherwise): runs on the leader after a delivery left the client's queue and before its link
-     * is decided, so that a test can put a connection loss exactly there.
-     */
-    static volatile Runnable afterReceive;
-
     private final Source links;
     private final HandlerTimes times;
     private final Ticker ticker;
@@ -116,10 +110,6 @@ final class Intake {
                 links.receiveFailed(link, failure);
             }
             return List.of();
-        }
-        Runnable probe = afterReceive;
-        if (probe != null) {
-            probe.run();
         }
         int limit = limit(idle, waiting);
         List<Arrival> batch = new ArrayList<>(Math.min(limit, 64));

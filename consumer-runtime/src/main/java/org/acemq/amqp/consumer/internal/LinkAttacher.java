@@ -4,6 +4,8 @@ import java.util.concurrent.RejectedExecutionException;
 import org.acemq.amqp.consumer.AcknowledgementMode;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.internal.engine.HookEvents;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -32,7 +34,7 @@ final class LinkAttacher {
     private final ConnectionSettings connection;
     private final Control control;
     private final CurrentBroker broker;
-    private final EngineHooks hooks;
+    private final ProtonInternals internals;
     private final SafeObserver observer;
     private final Settlement settlement;
     private final OutcomePolicy policy;
@@ -42,7 +44,7 @@ final class LinkAttacher {
     private volatile boolean addressWarned;
 
     LinkAttacher(Subscription spec, SessionHandle sessions, ConnectionSettings connection, Control control,
-                 CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
+                 CurrentBroker broker, ProtonInternals internals, SafeObserver observer, Settlement settlement,
                  OutcomePolicy policy, LinkCredit credit, Lost lost) {
         this.spec = spec;
         this.name = spec.name();
@@ -50,7 +52,7 @@ final class LinkAttacher {
         this.connection = connection;
         this.control = control;
         this.broker = broker;
-        this.hooks = hooks;
+        this.internals = internals;
         this.observer = observer;
         this.settlement = settlement;
         this.policy = policy;
@@ -101,13 +103,13 @@ final class LinkAttacher {
 
     /** Installs the engine hooks on a link (again on the receiver protonj2 re-creates at each reconnect attempt). */
     void hook(ReceiverLink link) {
-        if (hooks.available()) {
-            link.hooks(hooks.install(link.receiver, new LinkEvents(link)));
+        if (internals.hooksAvailable()) {
+            link.hooks(internals.hook(link.receiver, new LinkEvents(link)));
         }
     }
 
     /** What the engine hooks report about one link, on the connection's I/O thread. */
-    private final class LinkEvents implements EngineHooks.Listener {
+    private final class LinkEvents implements HookEvents {
         private final ReceiverLink link;
 
         LinkEvents(ReceiverLink link) {

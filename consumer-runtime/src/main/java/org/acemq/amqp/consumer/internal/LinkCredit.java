@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 
 /**
  * The credit side of one subscription: turns the {@link CreditAllocator}'s decisions into grants and drains on the
@@ -238,7 +239,7 @@ final class LinkCredit implements CreditAllocator.Sink {
         if (now == null || now.receiver != from.receiver) {
             return from;
         }
-        if (now.predecessor != null && !now.attached() && EngineHooks.connectionLost(amqp)) {
+        if (now.predecessor != null && !now.attached() && ProtonInternals.connectionLost(amqp)) {
             return now.predecessor; // the successor is not attached yet: the delivery came over the lost connection
         }
         return now;

@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.ErrorCondition;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.apache.qpid.protonj2.client.exceptions.ClientSessionRemotelyClosedException;
@@ -51,8 +52,8 @@ final class LinkKeeper implements Intake.Source {
      *     by itself, {@link AmqpOptions#reconnectsItself(ConnectionSettings)}: protonj2 tells the connector then)
      */
     LinkKeeper(Subscription spec, SessionHandle sessions, ConnectionSettings connection, CreditAllocator allocator,
-               Control control, CurrentBroker broker, EngineHooks hooks, SafeObserver observer, Settlement settlement,
-               OutcomePolicy policy, Consumer<Throwable> connectionLost) {
+               Control control, CurrentBroker broker, ProtonInternals internals, SafeObserver observer,
+               Settlement settlement, OutcomePolicy policy, Consumer<Throwable> connectionLost) {
         this.spec = spec;
         this.name = spec.name();
         this.sessions = sessions;
@@ -65,7 +66,7 @@ final class LinkKeeper implements Intake.Source {
         this.suspended = !spec.autoStartup();
         this.credit = new LinkCredit(allocator, control, broker, connection.requestTimeout(), name,
                 spec.maxInFlight(), () -> current);
-        this.attacher = new LinkAttacher(spec, sessions, connection, control, broker, hooks, observer, settlement,
+        this.attacher = new LinkAttacher(spec, sessions, connection, control, broker, internals, observer, settlement,
                 policy, credit, this::linkLost);
     }
 

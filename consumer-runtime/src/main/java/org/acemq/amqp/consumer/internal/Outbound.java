@@ -12,12 +12,11 @@ import java.util.Map;
 import java.util.UUID;
 import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.api.OutgoingMessage;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
-import org.apache.qpid.protonj2.buffer.ProtonBufferAllocator;
 import org.apache.qpid.protonj2.client.AdvancedMessage;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
-import org.apache.qpid.protonj2.client.impl.ClientMessageSupport;
 import org.apache.qpid.protonj2.types.Binary;
 import org.apache.qpid.protonj2.types.Symbol;
 import org.apache.qpid.protonj2.types.UnsignedLong;
@@ -126,8 +125,7 @@ record Outbound(String incomingKey, int position, String messageId, String addre
     /** @return the message AMQP-encoded, for a store's outbox */
     OutboxEntry entry() {
         try {
-            ProtonBuffer buffer = ClientMessageSupport.encodeMessage(ClientMessageSupport.convertMessage(message),
-                    null);
+            ProtonBuffer buffer = message.toAdvancedMessage().encode(null);
             byte[] bytes = new byte[buffer.getReadableBytes()];
             buffer.readBytes(bytes, 0, bytes.length);
             return new OutboxEntry(incomingKey, position, messageId, address, bytes);
@@ -144,8 +142,7 @@ record Outbound(String incomingKey, int position, String messageId, String addre
      */
     static Outbound of(OutboxEntry entry) {
         try {
-            ProtonBuffer buffer = ProtonBufferAllocator.defaultAllocator().copy(entry.message());
-            Message<?> message = ClientMessageSupport.decodeMessage(buffer, null);
+            Message<?> message = ProtonInternals.decode(entry.message());
             return new Outbound(entry.incomingKey(), entry.position(), entry.messageId(), entry.address(), message);
         } catch (ClientException | RuntimeException e) {
             throw new IllegalArgumentException("the outbox entry " + entry.messageId() + " is not an AMQP message: "

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.consumer.Ticker;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,7 +58,7 @@ final class Pipeline {
      */
     static Pipeline create(Subscription spec, RuntimeConfig config, SessionHandle sessions, SafeObserver observer,
                            StoreAccess store, StoreGate gate, CreditAllocator allocator, Control control,
-                           CurrentBroker broker, EngineHooks hooks, Sends sends, long leasePeriodNanos,
+                           CurrentBroker broker, ProtonInternals internals, Sends sends, long leasePeriodNanos,
                            Consumer<Throwable> connectionLost) {
         String name = spec.name();
         Ticker ticker = config.ticker();
@@ -71,7 +72,7 @@ final class Pipeline {
             case TRANSACTIONAL -> new TransactionalSettlement(report, policy, ticker, spec.transactionBatchSize(),
                     spec.transactionBatchTime(), store, config.connection().requestTimeout());
         };
-        LinkKeeper links = new LinkKeeper(spec, sessions, config.connection(), allocator, control, broker, hooks,
+        LinkKeeper links = new LinkKeeper(spec, sessions, config.connection(), allocator, control, broker, internals,
                 observer, settlement, policy, connectionLost);
         Keys keys = new Keys(spec, config.scopePrefix());
         LOG.info("Subscription '{}' on '{}': keys from {} in scope '{}', fingerprint {}", name, spec.address(),

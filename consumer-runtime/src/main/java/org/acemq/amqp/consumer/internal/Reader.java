@@ -1,5 +1,6 @@
 package org.acemq.amqp.consumer.internal;
 
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -32,7 +33,7 @@ final class Reader {
     Arrival read(Arrival taken) {
         try {
             // before protonj2 decodes (and releases) the encoded message: make it one piece, and read the body's form
-            ProtonBuffer encoded = WholePayload.of(taken.amqp());
+            ProtonBuffer encoded = ProtonInternals.wholePayload(taken.amqp());
             BodyForm body = encoded != null && keys.readsBody() ? BodyForm.scan(encoded) : null;
             Message<?> message = taken.amqp().message();
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);

@@ -4,10 +4,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.consumer.Outcome;
-import org.apache.qpid.protonj2.types.messaging.Accepted;
-import org.apache.qpid.protonj2.types.messaging.Modified;
-import org.apache.qpid.protonj2.types.messaging.Rejected;
-import org.apache.qpid.protonj2.types.messaging.Released;
+import org.acemq.amqp.consumer.internal.engine.HookedLink;
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.client.Session;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
@@ -31,12 +29,6 @@ final class ReceiverLink {
 
     private static final Logger LOG = LoggerFactory.getLogger(ReceiverLink.class);
     private static final int INVALID = 0x8000_0000;
-    /**
-     * For tests only (null otherwise): runs on the settling thread, with the link and the delivery, when
-     * {@link #settle} is about to hand a disposition to the I/O thread, so that a test can make the connection fail
-     * exactly between the hand-over and the write.
-     */
-    static volatile java.util.function.BiConsumer<ReceiverLink, org.apache.qpid.protonj2.client.Delivery> beforeSettle;
 
     /** Why a link became invalid. */
     enum End {
@@ -54,7 +46,7 @@ final class ReceiverLink {
     final ReceiverLink predecessor;
     private final AtomicInteger state = new AtomicInteger();
     private final Executor control;
-    private volatile LinkHooks hooks;
+    private volatile HookedLink hooks;
     private volatile boolean attached;
     private volatile End end;
     private final java.util.concurrent.atomic.AtomicBoolean beyondCredit =
@@ -150,13 +142,8 @@ final class ReceiverLink {
         return state.get() & ~INVALID;
     }
 
-    void hooks(LinkHooks hooks) {
+    void hooks(HookedLink hooks) {
         this.hooks = hooks;
-    }
-
-    /** @return the engine hooks of this link, or null (hooks off, or not installed yet) */
-    LinkHooks hooks() {
-        return hooks;
     }
 
     /**
@@ -164,7 +151,7 @@ final class ReceiverLink {
      * wait; without them (the fallback) it goes through protonj2's client API and waits for the I/O thread, in order.
      */
     void grant(int credits) {
-        LinkHooks h = hooks;
+        HookedLink h = hooks;
         if (h != null) {
             h.grant(credits);
             return;
@@ -181,7 +168,7 @@ final class ReceiverLink {
      * Without engine hooks the unused credit is estimated from the client's queue after the drain.
      */
     void drain(long timeoutMillis, java.util.function.IntConsumer answer) {
-        LinkHooks h = hooks;
+        HookedLink h = hooks;
         if (h != null) {
             h.drain();
             return;
@@ -210,7 +197,7 @@ final class ReceiverLink {
      *     (protonj2 reports an interruption a little after the engine knows it)
      */
     boolean live(org.apache.qpid.protonj2.client.Delivery delivery) {
-        return isValid() && !EngineHooks.connectionLost(delivery);
+        return isValid() && !ProtonInternals.connectionLost(delivery);
     }
 
     /**
@@ -228,18 +215,14 @@ final class ReceiverLink {
      */
     boolean settle(org.apache.qpid.protonj2.client.Delivery delivery, Outcome outcome, String condition,
                    String description, Runnable dropped) {
-        LinkHooks h = hooks;
+        HookedLink h = hooks;
         if (h == null) {
             return send(delivery, outcome, condition, description);
-        }
-        var probe = beforeSettle;
-        if (probe != null) {
-            probe.accept(this, delivery);
         }
         if (!live(delivery)) {
             return false;
         }
-        LinkHooks.Handover handover = h.settle(delivery, state(outcome, condition, description), () -> {
+        HookedLink.Handover handover = h.settle(delivery, outcome, condition, description, () -> {
             try {
                 control.execute(dropped);
             } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -250,17 +233,6 @@ final class ReceiverLink {
             case QUEUED -> true;
             case REFUSED -> false;
             case UNSUPPORTED -> send(delivery, outcome, condition, description);
-        };
-    }
-
-    private static org.apache.qpid.protonj2.types.transport.DeliveryState state(Outcome outcome, String condition,
-                                                                               String description) {
-        return switch (outcome) {
-            case ACCEPTED -> Accepted.getInstance();
-            case RELEASED -> Released.getInstance();
-            case MODIFIED -> new Modified().setDeliveryFailed(true).setUndeliverableHere(false);
-            case REJECTED -> new Rejected().setError(
-                    new org.apache.qpid.protonj2.types.transport.ErrorCondition(condition, description));
         };
     }
 

@@ -5,6 +5,8 @@ import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 import org.slf4j.Logger;
@@ -166,6 +168,15 @@ final class SafeObserver implements ConsumerObserver {
     public void storeCall(StoreOperation operation, long nanos, boolean success, int keys) {
         try {
             delegate.storeCall(operation, nanos, success, keys);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void sent(SendPath path, SendResult result, long nanos) {
+        try {
+            delegate.sent(path, result, nanos);
         } catch (RuntimeException e) {
             failed(e);
         }

@@ -1,6 +1,7 @@
 package org.acemq.amqp.consumer.internal;
 
 import org.acemq.amqp.api.AcemqException;
+import org.acemq.amqp.consumer.SendResult;
 
 /**
  * A message a handler sent could not be sent: the broker refused it (rejected it, or refused a sender for its
@@ -23,5 +24,10 @@ final class SendFailedException extends AcemqException {
     /** @return whether the broker refused the message or its address */
     boolean refused() {
         return refused;
+    }
+
+    /** @return the result to report: {@link SendResult#REFUSED} or {@link SendResult#FAILED} */
+    SendResult result() {
+        return refused ? SendResult.REFUSED : SendResult.FAILED;
     }
 }

@@ -1,9 +1,9 @@
 package org.acemq.amqp.consumer.internal;
 
-import java.util.ArrayList;
 import java.util.List;
 import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.api.OutboxStore;
+import org.acemq.amqp.consumer.SendPath;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
  *       accepted each; if one is not, the incoming message counts as failed (its claim is released, it goes back, and
  *       its handler's next run sends the same messages with the same ids);</li>
  *   <li>written to the store's outbox in the transaction that committed ({@link EnvelopeImpl.Outbox#STORED}): sent
- *       from there now, and marked dispatched together with the confirm ({@link Endings}); if the broker does not
- *       take them, they stay pending in the outbox (the sweep sends them) and the incoming message is done: its work
- *       is committed.</li>
+ *       from there now, and the accepted ones marked dispatched together with the confirm ({@link Endings}); those
+ *       the broker does not take stay pending in the outbox ({@link OutboxDispatcher}: the sweep sends them) and the
+ *       incoming message is done: its work is committed.</li>
  * </ul>
  * A handler that threw sends nothing.
  */
@@ -25,19 +25,11 @@ final class Sends {
 
     private static final Logger LOG = LoggerFactory.getLogger(Sends.class);
 
-    /** Where messages go out ({@link Senders} on the consumer's connection). */
-    interface Outlet {
-        /**
-         * Sends every message and waits until the broker accepted each.
-         *
-         * @throws SendFailedException on the first one not accepted
-         */
-        void sendAll(List<Outbound> messages);
-    }
-
     private final String name;
+    private final String who;
     private final Outlet senders;
     private final OutboxStore outbox;
+    private final OutboxDispatcher dispatcher;
     private final boolean transactional;
 
     /**
@@ -45,19 +37,22 @@ final class Sends {
      * @param outbox the store's outbox, or null if the store keeps none
      */
     Sends(String name, Outlet senders, OutboxStore outbox) {
-        this(name, senders, outbox, false);
+        this(name, senders, outbox, null, false);
     }
 
     /**
      * @param senders where messages go out
      * @param outbox the store's outbox, or null if the store keeps none
+     * @param state the consumer's view of the outbox (told of failed dispatches), or null
      * @param transactional a {@code TRANSACTIONAL} subscription: what a handler sent goes out in the AMQP transaction
      *     that accepts its message ({@link TransactionalSettlement}), not here
      */
-    Sends(String name, Outlet senders, OutboxStore outbox, boolean transactional) {
+    Sends(String name, Outlet senders, OutboxStore outbox, OutboxState state, boolean transactional) {
         this.name = name;
+        this.who = "Subscription '" + name + "'";
         this.senders = senders;
         this.outbox = outbox;
+        this.dispatcher = new OutboxDispatcher(outbox, senders, state);
         this.transactional = transactional;
     }
 
@@ -76,22 +71,30 @@ final class Sends {
             case DISCARDED:
                 return facts;
             case STORED:
-                d.dispatched = dispatch(sends, envelope.storedEntries());
+                d.dispatched = dispatcher.dispatch(envelope.storedEntries(), sends, SendPath.OUTBOX, who);
                 return facts;
             default:
                 if (transactional) {
                     d.sendsInTransaction = true; // sent with the accept, in one AMQP transaction
                     return facts;
                 }
-                try {
-                    senders.sendAll(sends);
+                SendFailedException failure = first(senders.send(sends, SendPath.DIRECT));
+                if (failure == null) {
                     return facts;
-                } catch (SendFailedException e) {
-                    LOG.warn("Subscription '{}': {} sent by the handler of {}; the message goes back and its handler "
-                            + "runs again (the same messages, with the same ids)", name, e.getMessage(), d.logId());
-                    return facts.sendFailed(e);
                 }
+                LOG.warn("Subscription '{}': {} sent by the handler of {}; the message goes back and its handler "
+                        + "runs again (the same messages, with the same ids)", name, failure.getMessage(), d.logId());
+                return facts.sendFailed(failure);
         }
+    }
+
+    private static SendFailedException first(List<SendFailedException> results) {
+        for (SendFailedException f : results) {
+            if (f != null) {
+                return f;
+            }
+        }
+        return null;
     }
 
     /**
@@ -115,41 +118,10 @@ final class Sends {
         if (pending.isEmpty()) {
             return;
         }
-        List<Outbound> messages = new ArrayList<>(pending.size());
-        for (OutboxEntry e : pending) {
-            messages.add(Outbound.of(e));
-        }
-        d.dispatched = dispatch(messages, pending);
+        d.dispatched = dispatcher.dispatch(pending, null, SendPath.OUTBOX, who);
         if (!d.dispatched.isEmpty()) {
             LOG.info("Subscription '{}': a copy of {} dispatched {} message(s) its handler had sent", name, d.logId(),
                     d.dispatched.size());
-        }
-    }
-
-    /**
-     * @param messages the entries' messages, ready to send
-     * @param entries the outbox entries they come from, in the same order
-     * @return the entries dispatched (to be marked with the confirm), empty if the broker did not take them (they stay
-     *     pending)
-     */
-    private List<OutboxEntry> dispatch(List<Outbound> messages, List<OutboxEntry> entries) {
-        try {
-            senders.sendAll(messages);
-            return entries;
-        } catch (SendFailedException e) {
-            LOG.warn("Subscription '{}': {}; it stays in the outbox and is dispatched again by the sweep", name,
-                    e.getMessage());
-            if (outbox != null) {
-                try {
-                    for (OutboxEntry entry : entries) {
-                        outbox.outboxFailed(entry, e.getMessage());
-                    }
-                } catch (RuntimeException re) {
-                    LOG.debug("Subscription '{}': could not record the failed dispatch: {}", name,
-                            Errors.describe(re));
-                }
-            }
-            return List.of();
         }
     }
 }

@@ -10,7 +10,8 @@ import java.util.List;
  * <p>Tag values come from small fixed sets (lower-case enum names of {@link org.acemq.amqp.consumer.Outcome},
  * {@link org.acemq.amqp.consumer.SettleReason}, {@link org.acemq.amqp.api.IdempotencyStore.ClaimResult} plus
  * {@code error} for a claim the store did not answer, {@link org.acemq.amqp.consumer.StoreOperation},
- * {@code success|failure}) or from the subscription names the
+ * {@link org.acemq.amqp.consumer.SendPath}, {@link org.acemq.amqp.consumer.SendResult}, {@code success|failure}) or
+ * from the subscription names the
  * application chose. No meter is ever tagged with a message id or an address taken from a message. Common tags given
  * to {@link MicrometerObserver.Builder#commonTags(Iterable)} are added to every meter.
  *
@@ -65,6 +66,11 @@ public enum AcemqMeter {
     /** Failed store calls. */
     STORE_ERRORS("acemq.store.errors", Type.COUNTER, null,
             "Idempotency store calls that threw, by operation", TagKey.OPERATION),
+    /** Messages handlers sent, each time one was sent (directly, from the outbox, or by the sweep). */
+    SEND_DURATION("acemq.consumer.send.duration", Type.TIMER, "seconds",
+            "Time from sending a message a handler sent until the broker's answer, by path (direct, outbox, sweep) and "
+                    + "result (accepted, refused, failed)",
+            TagKey.PATH, TagKey.RESULT),
     /** Connection losses. */
     CONNECTION_INTERRUPTIONS("acemq.consumer.connection.interruptions", Type.COUNTER, null,
             "Times the AMQP connection was lost (each is followed by reconnect attempts unless disabled)"),
@@ -93,7 +99,18 @@ public enum AcemqMeter {
             "1 while the AMQP connection is up, 0 while reconnecting or after it failed for good"),
     /** Store state. */
     STORE_REACHABLE("acemq.store.reachable", Type.GAUGE, null,
-            "1 while the idempotency store answers, 0 after a failed call until it answers again");
+            "1 while the idempotency store answers, 0 after a failed call until it answers again"),
+    /** Messages waiting in the store's transactional outbox, as the sweep last read it. */
+    OUTBOX_PENDING("acemq.outbox.pending", Type.GAUGE, null,
+            "Messages handlers sent that wait in the store's outbox, not dispatched yet, as the outbox sweep last read "
+                    + "it (0 when the store keeps no outbox)"),
+    /** Pending outbox messages whose last dispatch failed. */
+    OUTBOX_FAILING("acemq.outbox.failing", Type.GAUGE, null,
+            "Messages waiting in the outbox whose last dispatch failed (the broker refused them or did not take "
+                    + "them), as the outbox sweep last read it"),
+    /** Age of the oldest message waiting in the outbox. */
+    OUTBOX_OLDEST_AGE("acemq.outbox.oldest.age", Type.GAUGE, "seconds",
+            "How long the oldest message waiting in the outbox has waited since its commit, 0 if none");
 
     /** The kind of meter. */
     public enum Type {
@@ -126,11 +143,13 @@ public enum AcemqMeter {
         public static final String REASON = "reason";
         /**
          * Claims: {@code claimed}, {@code already_confirmed}, {@code in_progress}, {@code error}; durations:
-         * {@code success}, {@code failure}.
+         * {@code success}, {@code failure}; sends: {@code accepted}, {@code refused}, {@code failed}.
          */
         public static final String RESULT = "result";
         /** {@code claim}, {@code confirm}, {@code release}, {@code renew}, {@code probe}. */
         public static final String OPERATION = "operation";
+        /** How a message a handler sent went out: {@code direct}, {@code outbox}, {@code sweep}. */
+        public static final String PATH = "path";
 
         private TagKey() {
         }

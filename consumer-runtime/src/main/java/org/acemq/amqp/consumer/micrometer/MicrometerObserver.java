@@ -23,6 +23,8 @@ import org.acemq.amqp.consumer.ConsumerHealth;
 import org.acemq.amqp.consumer.ConsumerHealth.SubscriptionHealth;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 
@@ -38,7 +40,7 @@ import org.acemq.amqp.consumer.StoreOperation;
  *         ...
  *         .observer(metrics)
  *         .start();
- * metrics.bindTo(consumer); // the gauges: in-flight, credit, link/connection/store state, ages
+ * metrics.bindTo(consumer); // the gauges: in-flight, credit, link/connection/store state, ages, the outbox
  * }</pre>
  *
  * <p>One instance serves one consumer. To publish several consumers into one registry, give each its own instance
@@ -56,10 +58,12 @@ import org.acemq.amqp.consumer.StoreOperation;
  * outcome, reason, attempt and scope; replace it with {@link Builder#processObservationConvention}. The handler's
  * exception is the Observation's error.
  *
- * <p><b>Cost.</b> Store meters and the per-subscription counters and timers are registered the first time they can
- * be (at construction, at {@link #bindTo} or on a subscription's first event) and cached; an event costs one lookup
- * of the subscription name in a small concurrent map and an array index, never a registry lookup or a string
- * concatenation. Delivery counters are registered on first use, so only (outcome, reason) pairs that occur appear.
+ * <p><b>Cost.</b> Store meters, the send timers and the per-subscription counters and timers are registered the first
+ * time they can be (at construction, at {@link #bindTo} or on a subscription's first event) and cached; an event costs
+ * one lookup of the subscription name in a small concurrent map and an array index, never a registry lookup or a
+ * string concatenation. Delivery counters are registered on first use, so only (outcome, reason) pairs that occur
+ * appear. The outbox gauges read the consumer's last outbox status ({@link ConsumerHealth#outbox()}), which the outbox
+ * sweep refreshes: a scrape never queries the store.
  *
  * <p><b>Threading.</b> Thread-safe; callbacks never block and never throw.
  */
@@ -75,6 +79,8 @@ public final class MicrometerObserver implements ConsumerObserver {
     /** The {@code result} tag value of a claim the store did not answer (it failed, or refused the key). */
     private static final String CLAIM_ERROR = "error";
     private static final String[] OPERATIONS = lowerNames(StoreOperation.values());
+    private static final String[] SEND_PATHS = lowerNames(SendPath.values());
+    private static final String[] SEND_RESULTS = lowerNames(SendResult.values());
     private static final String SUCCESS = "success";
     private static final String FAILURE = "failure";
 
@@ -85,6 +91,8 @@ public final class MicrometerObserver implements ConsumerObserver {
     private final Timer[] storeFailure = new Timer[OPERATIONS.length];
     private final Counter[] storeErrors = new Counter[OPERATIONS.length];
     private final DistributionSummary[] storeKeys = new DistributionSummary[OPERATIONS.length];
+    /** By {@link SendPath} and {@link SendResult} ordinals, all registered at construction. */
+    private final Timer[][] sends = new Timer[SEND_PATHS.length][SEND_RESULTS.length];
     private final Counter interruptions;
     private final AtomicBoolean bound = new AtomicBoolean();
     private final ObservationRegistry observations;
@@ -101,6 +109,11 @@ public final class MicrometerObserver implements ConsumerObserver {
             storeFailure[i] = timer(AcemqMeter.STORE_OPERATION_DURATION, OPERATIONS[i], FAILURE);
             storeErrors[i] = counter(AcemqMeter.STORE_ERRORS, OPERATIONS[i]);
             storeKeys[i] = summary(AcemqMeter.STORE_OPERATION_KEYS, OPERATIONS[i]);
+        }
+        for (int p = 0; p < SEND_PATHS.length; p++) {
+            for (int r = 0; r < SEND_RESULTS.length; r++) {
+                sends[p][r] = timer(AcemqMeter.SEND_DURATION, SEND_PATHS[p], SEND_RESULTS[r]);
+            }
         }
         this.interruptions = counter(AcemqMeter.CONNECTION_INTERRUPTIONS);
     }
@@ -191,6 +204,10 @@ public final class MicrometerObserver implements ConsumerObserver {
         gauge(AcemqMeter.PAUSED, consumer, c -> c.health().paused() ? 1 : 0, Tags.empty());
         gauge(AcemqMeter.CONNECTED, consumer, c -> c.health().connected() ? 1 : 0, Tags.empty());
         gauge(AcemqMeter.STORE_REACHABLE, consumer, c -> c.health().storeReachable() ? 1 : 0, Tags.empty());
+        gauge(AcemqMeter.OUTBOX_PENDING, consumer, c -> outbox(c, o -> o.pending()), Tags.empty());
+        gauge(AcemqMeter.OUTBOX_FAILING, consumer, c -> outbox(c, o -> o.failing()), Tags.empty());
+        timeGauge(AcemqMeter.OUTBOX_OLDEST_AGE, consumer, c -> outbox(c, o -> seconds(o.oldestPending())),
+                Tags.empty());
         for (SubscriptionHealth s : consumer.health().subscriptions()) {
             String name = s.name();
             meters(name);
@@ -266,6 +283,11 @@ public final class MicrometerObserver implements ConsumerObserver {
             storeFailure[i].record(nanos, TimeUnit.NANOSECONDS);
             storeErrors[i].increment();
         }
+    }
+
+    @Override
+    public void sent(SendPath path, SendResult result, long nanos) {
+        sends[path.ordinal()][result.ordinal()].record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -371,6 +393,12 @@ public final class MicrometerObserver implements ConsumerObserver {
             }
         }
         return Double.NaN;
+    }
+
+    /** @return a value of the consumer's outbox as last read, 0 when its store keeps no outbox */
+    private static double outbox(AmqpConsumer consumer, ToDoubleFunction<ConsumerHealth.OutboxHealth> value) {
+        ConsumerHealth.OutboxHealth outbox = consumer.health().outbox();
+        return outbox == null ? 0 : value.applyAsDouble(outbox);
     }
 
     private static double seconds(Duration d) {

@@ -3,10 +3,8 @@ package org.acemq.amqp.consumer.internal;
 import static org.acemq.amqp.consumer.internal.BodyFingerprintPropertyTest.buffer;
 import static org.acemq.amqp.consumer.internal.BodyFingerprintPropertyTest.decode;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,8 +13,6 @@ import org.acemq.amqp.consumer.Fingerprint;
 import org.acemq.amqp.consumer.MissingIdPolicy;
 import org.acemq.amqp.consumer.Subscription;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
-import org.apache.qpid.protonj2.buffer.netty.Netty4ProtonBufferAllocator;
-import org.apache.qpid.protonj2.buffer.ProtonCompositeBuffer;
 import org.apache.qpid.protonj2.client.AdvancedMessage;
 import org.apache.qpid.protonj2.client.Message;
 import org.apache.qpid.protonj2.client.impl.ClientMessageSupport;
@@ -30,7 +26,7 @@ import org.junit.jupiter.api.Test;
 /**
  * What a body is hashed as: bodies of bytes or text exactly as before (pinned values), structured bodies as their
  * canonical form (one pinned example), encodings that cannot be read fall back to the decoded message without
- * failing; and {@link WholePayload#join}, which makes a payload of many pieces decodable.
+ * failing. (Joining a payload of many pieces so that protonj2 can decode it: {@code engine.WholePayloadTest}.)
  */
 class BodyFormTest {
 
@@ -142,41 +138,6 @@ class BodyFormTest {
         assertThat(buffer.getReadOffset()).isEqualTo(read);
         assertThat(ClientMessageSupport.decodeMessage(buffer, a -> { }).body()).isEqualTo(
                 List.of(new Decimal32(7), "x"));
-    }
-
-    @Test
-    void aPayloadOfManyPiecesThatProtonj2CannotDecodeIsDecodedOnceJoined() throws Exception {
-        Map<String, Object> map = new LinkedHashMap<>();
-        for (int i = 0; i < 40; i++) {
-            map.put("k" + i, new Binary(new byte[] {(byte) i, 1, 2, 3, 4, 5, 6, 7}));
-            map.put("s" + i, Symbol.valueOf("symbol-" + i));
-        }
-        byte[] encoded = encode(Message.create((Object) map).messageId("m-1"));
-
-        // the control: protonj2 1.1.0 on the pieces as they come from the frames (this fails until protonj2 is fixed)
-        assertThatThrownBy(() -> ClientMessageSupport.decodeMessage(pieces(encoded, 100), a -> { }))
-                .hasStackTraceContaining("IndexOutOfBoundsException");
-
-        ProtonCompositeBuffer composite = pieces(encoded, 100);
-        WholePayload.join(composite);
-
-        assertThat(composite.componentCount()).isEqualTo(1);
-        assertThat(composite.getReadableBytes()).isEqualTo(encoded.length);
-        Message<?> decoded = ClientMessageSupport.decodeMessage(composite, a -> { });
-        assertThat(decoded.messageId()).isEqualTo("m-1");
-        assertThat(decoded.body()).isEqualTo(map);
-    }
-
-    private static ProtonCompositeBuffer pieces(byte[] encoded, int size) {
-        List<ProtonBuffer> pieces = new ArrayList<>();
-        for (int offset = 0; offset < encoded.length; offset += size) {
-            int n = Math.min(size, encoded.length - offset);
-            // Netty buffers, as the frames' payloads are (their copy checks a zero-length copy's index too)
-            ProtonBuffer piece = Netty4ProtonBufferAllocator.UNPOOLED.allocate(n);
-            piece.writeBytes(encoded, offset, n);
-            pieces.add(piece.convertToReadOnly());
-        }
-        return Netty4ProtonBufferAllocator.UNPOOLED.composite(pieces.toArray(new ProtonBuffer[0]));
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

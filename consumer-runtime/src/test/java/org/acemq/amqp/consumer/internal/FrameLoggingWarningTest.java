@@ -2,6 +2,7 @@ package org.acemq.amqp.consumer.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.acemq.amqp.consumer.internal.engine.ProtonInternals;
 import org.junit.jupiter.api.Test;
 
 /** A consumer with credentials warns when protonj2's frame logging, which prints the SASL frames, is on. */
@@ -10,7 +11,7 @@ class FrameLoggingWarningTest {
     @Test
     void warnsOnlyWhenFramesWouldCarryCredentials() {
         assertThat(AmqpOptions.frameLoggingWarning(true, true, null))
-                .contains(AmqpOptions.FRAME_LOGGER + " at TRACE").contains("password or token in clear");
+                .contains(ProtonInternals.FRAME_LOGGER + " at TRACE").contains("password or token in clear");
         assertThat(AmqpOptions.frameLoggingWarning(true, false, "true")).contains("PN_TRACE_FRM");
         assertThat(AmqpOptions.frameLoggingWarning(true, false, "1")).isNotNull();
         assertThat(AmqpOptions.frameLoggingWarning(true, false, "YES")).isNotNull();

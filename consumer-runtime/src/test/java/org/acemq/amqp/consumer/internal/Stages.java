@@ -152,13 +152,14 @@ final class Stages {
         this.verdicts = new Verdicts(spec, policy);
         this.runner = new Runner(name, spec.handler(), spec.batchHandler().orElse(null), observer, time, broker,
                 () -> 0.0, times);
-        this.sends = new Sends(name, messages -> {
+        this.sends = new Sends(name, (messages, path) -> {
             SendFailedException failure = sendFailure;
             if (failure != null) {
-                throw failure;
+                return java.util.Collections.nCopies(messages.size(), failure);
             }
             sent.addAll(messages);
             log.add("send " + messages.stream().map(Outbound::address).toList());
+            return java.util.Arrays.asList(new SendFailedException[messages.size()]);
         }, null);
         this.intake = new Intake(spec.concurrency(), spec.prefetch(), minimum(spec), source, times, time,
                 Intake.HORIZON.toNanos());

@@ -17,10 +17,10 @@ import org.acemq.amqp.consumer.ConnectionSettings;
 import org.acemq.amqp.consumer.ScriptedPeer;
 import org.acemq.amqp.consumer.StandardErrorTee;
 import org.acemq.amqp.consumer.Subscription;
+import org.acemq.amqp.consumer.Ticker;
 import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.apache.qpid.protonj2.test.driver.ProtonTestServer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,18 +30,15 @@ import org.junit.jupiter.api.Timeout;
  * successor link current), and only then does the leader decide the delivery's link. Before the fix it was given the
  * successor, which is valid: its handler ran after the loss, its {@code accept()} went to a dead engine (protonj2 logs
  * {@code ENGINE_SHUTDOWN} and drops it) and it was reported {@code accepted}. The race is made deterministic by
- * holding the leader exactly there ({@link Intake#afterReceive}) while the test drops the connection and waits for the
- * runtime to learn of it. Handler threads are free throughout.
+ * holding the leader exactly there while the test drops the connection and waits for the runtime to learn of it: the
+ * consumer's {@link Ticker} (public, replaceable) is read by {@link Intake#take} when a delivery has left the client's
+ * queue and just before its link is decided, and the test's ticker blocks that first read. Handler threads are free
+ * throughout.
  */
 @Timeout(30)
 class WireDeadConnectionTest {
 
     private static final int BUDGET = 20;
-
-    @AfterEach
-    void removeProbe() {
-        Intake.afterReceive = null;
-    }
 
     @Test
     void aDeliveryTakenBeforeTheLossNeverRunsAfterItAndIsAbandonedNotAccepted() throws Exception {
@@ -51,8 +48,8 @@ class WireDeadConnectionTest {
         CountDownLatch taken = new CountDownLatch(1);
         CountDownLatch proceed = new CountDownLatch(1);
         AtomicBoolean first = new AtomicBoolean(true);
-        Intake.afterReceive = () -> {
-            if (first.compareAndSet(true, false)) {
+        Ticker holdsTheFirstTake = () -> {
+            if (first.get() && readByIntakeTake() && first.compareAndSet(true, false)) {
                 taken.countDown();
                 try {
                     proceed.await();
@@ -60,6 +57,7 @@ class WireDeadConnectionTest {
                     Thread.currentThread().interrupt();
                 }
             }
+            return System.nanoTime();
         };
         try (ProtonTestServer peer1 = new ProtonTestServer(); ProtonTestServer peer2 = new ProtonTestServer();
              StandardErrorTee log = new StandardErrorTee()) {
@@ -86,6 +84,7 @@ class WireDeadConnectionTest {
                     .connection(settings)
                     .store(InMemoryIdempotencyStore.ofDefaults())
                     .observer(reports)
+                    .ticker(holdsTheFirstTake)
                     .creditCheckInterval(Duration.ofMinutes(1))
                     .subscribe(Subscription.builder("orders", e -> handled.add(
                                     (redelivered.get() ? "redelivered " : "") + e.body(String.class)))
@@ -122,5 +121,11 @@ class WireDeadConnectionTest {
             peer2.waitForScriptToComplete(5, TimeUnit.SECONDS);
             assertThat(log.lines("ENGINE_SHUTDOWN")).as("no disposition was attempted on the dead engine").isEmpty();
         }
+    }
+
+    /** @return whether the ticker is being read by {@link Intake#take}, on the intake leader (a few frames up) */
+    private static boolean readByIntakeTake() {
+        return StackWalker.getInstance().walk(frames -> frames.limit(6).anyMatch(
+                f -> f.getClassName().equals(Intake.class.getName()) && f.getMethodName().equals("take")));
     }
 }

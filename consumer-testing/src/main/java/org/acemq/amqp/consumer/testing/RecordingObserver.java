@@ -12,6 +12,8 @@ import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 
@@ -19,7 +21,7 @@ import org.acemq.amqp.consumer.StoreOperation;
  * A {@link ConsumerObserver} that writes down everything a consumer reports, for a test to assert on: each settlement
  * with its subscription, key, outcome and reason; each answer of the store to a claim and each claim that failed;
  * conflicts, abandoned deliveries and dropped dispositions; handler runs and the scopes they closed with; store calls;
- * pauses and connection interruptions.
+ * messages sent; pauses and connection interruptions.
  *
  * <pre>{@code
  * RecordingObserver observed = new RecordingObserver();
@@ -96,6 +98,16 @@ public final class RecordingObserver implements ConsumerObserver {
     public record Scope(String subscription, String key, Outcome outcome, SettleReason reason, Throwable failure) {
     }
 
+    /**
+     * A message a handler sent was sent, or its send failed.
+     *
+     * @param path how it was sent
+     * @param result what the broker made of it
+     * @param nanos how long until its outcome was known, as the runtime measured it
+     */
+    public record Sent(SendPath path, SendResult result, long nanos) {
+    }
+
     private final ConsumerObserver next;
     /** The monitor {@link #await} waits on; notified after each event is recorded. */
     private final Object events = new Object();
@@ -109,6 +121,7 @@ public final class RecordingObserver implements ConsumerObserver {
     private final List<Handled> handled = new CopyOnWriteArrayList<>();
     private final List<Scope> scopes = new CopyOnWriteArrayList<>();
     private final List<StoreCall> storeCalls = new CopyOnWriteArrayList<>();
+    private final List<Sent> sends = new CopyOnWriteArrayList<>();
     private final AtomicInteger bypassed = new AtomicInteger();
     private final List<Boolean> pauses = new CopyOnWriteArrayList<>();
     private final List<Boolean> connectionChanges = new CopyOnWriteArrayList<>();
@@ -215,6 +228,13 @@ public final class RecordingObserver implements ConsumerObserver {
         storeCalls.add(new StoreCall(operation, nanos, success, keys));
         changed();
         next.storeCall(operation, nanos, success, keys);
+    }
+
+    @Override
+    public void sent(SendPath path, SendResult result, long nanos) {
+        sends.add(new Sent(path, result, nanos));
+        changed();
+        next.sent(path, result, nanos);
     }
 
     @Override
@@ -388,6 +408,20 @@ public final class RecordingObserver implements ConsumerObserver {
         return (int) storeCalls(StoreOperation.RENEW);
     }
 
+    /** @return every message sent (or whose send failed), in the order reported */
+    public List<Sent> sends() {
+        return List.copyOf(sends);
+    }
+
+    /**
+     * @param path how they were sent
+     * @param result what the broker made of them
+     * @return how many sends were reported with this path and result
+     */
+    public long sends(SendPath path, SendResult result) {
+        return sends.stream().filter(x -> x.path() == path && x.result() == result).count();
+    }
+
     /** @return how many handlers ran without a claim because the store was down (fail-open) */
     public int bypassed() {
         return bypassed.get();
@@ -417,6 +451,7 @@ public final class RecordingObserver implements ConsumerObserver {
         }
         return "settled " + byOutcome + ", claims " + claims.size() + " (failed " + claimFailures.get()
                 + "), conflicts " + conflicts.size() + ", abandoned " + abandoned.get() + ", dropped " + dropped.get()
+                + ", sends " + sends.size()
                 + ", pauses " + pauses + ", connection changes " + connectionChanges;
     }
 }

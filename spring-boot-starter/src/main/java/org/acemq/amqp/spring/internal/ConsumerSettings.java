@@ -265,6 +265,9 @@ final class ConsumerSettings {
                         or(p.getMaxStoreRetryDelay(), AmqpConsumer.DEFAULT_MAX_STORE_RETRY_DELAY));
             }
             set(p.getMaxInFlightPerConnection(), b::maxInFlightPerConnection);
+            set(p.getOutboxSweepInterval(), b::outboxSweepInterval);
+            set(p.getOutboxSweepMinAge(), b::outboxSweepMinAge);
+            set(p.getOutboxMaxAge(), b::outboxMaxAge);
             set(p.getFailFastStart(), b::failFastStart);
             set(p.getScopePrefix(), b::scopePrefix);
             return b;

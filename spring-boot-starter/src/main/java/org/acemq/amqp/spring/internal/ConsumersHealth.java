@@ -12,7 +12,8 @@ import org.acemq.amqp.spring.AcemqListenerContainer;
  * health contributor of each Boot line only wraps it. No I/O: it reads the consumers' snapshots.
  *
  * <p>One consumer (every listener on one connection): its state, connection, store and pause flags, last error and
- * subscriptions at the top level, and {@code connection} naming the connection. Several: the overall status is the
+ * subscriptions (and {@code outbox} with a store that keeps one: pending, oldest, failing, last error) at the top
+ * level, and {@code connection} naming the connection. Several: the overall status is the
  * worst of theirs ({@code DOWN}, then {@code OUT_OF_SERVICE}, then {@code UP}), and {@code connections} holds, per
  * connection name, that connection's status and the same details.
  *
@@ -75,7 +76,8 @@ record ConsumersHealth(String status, Map<String, Object> details) {
         };
     }
 
-    private static Map<String, Object> details(ConsumerHealth h) {
+    /** @return one consumer's details: its state, its subscriptions and, with a store that keeps one, its outbox */
+    static Map<String, Object> details(ConsumerHealth h) {
         Map<String, Object> d = new LinkedHashMap<>();
         d.put("state", h.state().name());
         d.put("connected", h.connected());
@@ -99,6 +101,19 @@ record ConsumersHealth(String status, Map<String, Object> details) {
             subscriptions.put(s.name(), link);
         }
         d.put("subscriptions", subscriptions);
+        ConsumerHealth.OutboxHealth outbox = h.outbox();
+        if (outbox != null) {
+            Map<String, Object> o = new LinkedHashMap<>();
+            o.put("pending", outbox.pending());
+            o.put("oldestPending", outbox.oldestPending().toString());
+            o.put("maxAge", outbox.maxAge().toString());
+            o.put("overdue", outbox.overdue());
+            o.put("failing", outbox.failing());
+            if (outbox.lastError() != null) {
+                o.put("lastError", outbox.lastError());
+            }
+            d.put("outbox", o);
+        }
         return d;
     }
 }

@@ -37,6 +37,7 @@ final class EnvelopeMessage extends GenericMessage<Object> {
         put(headers, AcemqHeaders.SUBJECT, envelope.subject());
         put(headers, AcemqHeaders.CONTENT_TYPE, envelope.contentType());
         put(headers, AcemqHeaders.REPLY_TO, envelope.replyTo());
+        put(headers, AcemqHeaders.GROUP_ID, envelope.groupId());
         put(headers, AcemqHeaders.CREATION_TIME, envelope.creationTime());
         put(headers, AcemqHeaders.ADDRESS, envelope.address());
         headers.put(AcemqHeaders.DELIVERY_COUNT, envelope.deliveryCount());

@@ -85,11 +85,22 @@ final class KeyExpression {
      * @throws IllegalArgumentException if the expression does not parse
      */
     static KeySource parse(String text, PayloadReader payload) {
+        return parse("key", text, payload);
+    }
+
+    /**
+     * @param setting the setting that holds the expression ({@code key}, {@code orderBy}), for messages
+     * @param text the SpEL expression
+     * @param payload reads the payload (called only when the expression reads {@code payload})
+     * @return the key source
+     * @throws IllegalArgumentException if the expression does not parse
+     */
+    static KeySource parse(String setting, String text, PayloadReader payload) {
         Expression expression;
         try {
             expression = PARSER.parseExpression(text);
         } catch (ParseException e) {
-            throw new IllegalArgumentException("key must be a SpEL expression such as payload.orderId or "
+            throw new IllegalArgumentException(setting + " must be a SpEL expression such as payload.orderId or "
                     + "headers['orderId'], but '" + text + "' is not: " + e.getMessage(), e);
         }
         // a null value, or an exception (which the runtime logs), means "no key": the message is rejected

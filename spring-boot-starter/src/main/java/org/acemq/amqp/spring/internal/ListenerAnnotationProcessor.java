@@ -18,6 +18,7 @@ import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationAttributes;
+import org.springframework.messaging.handler.annotation.SendTo;
 
 /**
  * Finds {@link AcemqListener} methods on every bean and records them, with their attributes resolved, for the
@@ -52,7 +53,7 @@ final class ListenerAnnotationProcessor implements BeanPostProcessor, BeanFactor
                         AnnotatedElementUtils.findMergedAnnotation(m, AcemqListener.class));
         for (Map.Entry<Method, AcemqListener> e : methods.entrySet()) {
             Method invocable = AopUtils.selectInvocableMethod(e.getKey(), bean.getClass());
-            endpoints.add(endpoint(beanName, bean, invocable, e.getKey()));
+            endpoints.add(endpoint(beanName, bean, invocable, e.getKey(), targetClass));
         }
         return bean;
     }
@@ -68,7 +69,8 @@ final class ListenerAnnotationProcessor implements BeanPostProcessor, BeanFactor
                         AnnotatedElementUtils.hasAnnotation(m, AcemqListener.class) ? Boolean.TRUE : null).isEmpty();
     }
 
-    private ListenerEndpoint endpoint(String beanName, Object bean, Method invocable, Method annotated) {
+    private ListenerEndpoint endpoint(String beanName, Object bean, Method invocable, Method annotated,
+            Class<?> targetClass) {
         AnnotationAttributes attrs = AnnotatedElementUtils.getMergedAnnotationAttributes(annotated,
                 AcemqListener.class);
         Map<String, String> resolved = new LinkedHashMap<>();
@@ -82,7 +84,26 @@ final class ListenerAnnotationProcessor implements BeanPostProcessor, BeanFactor
         for (Class<?> type : attrs.getClassArray("permanentFailure")) {
             permanent.add(type.asSubclass(Throwable.class));
         }
-        return new ListenerEndpoint(beanName, bean, invocable, resolved, permanent);
+        return new ListenerEndpoint(beanName, bean, invocable, resolved, permanent, sendTo(annotated, targetClass));
+    }
+
+    /** The resolved addresses of {@code @SendTo} on the method, else on its class; null without one. */
+    private List<String> sendTo(Method annotated, Class<?> targetClass) {
+        SendTo sendTo = AnnotatedElementUtils.findMergedAnnotation(annotated, SendTo.class);
+        if (sendTo == null) {
+            sendTo = AnnotatedElementUtils.findMergedAnnotation(targetClass, SendTo.class);
+        }
+        if (sendTo == null) {
+            return null;
+        }
+        List<String> addresses = new ArrayList<>();
+        for (String value : sendTo.value()) {
+            String address = resolve(value);
+            if (address != null && !address.isBlank()) {
+                addresses.add(address.trim());
+            }
+        }
+        return addresses;
     }
 
     /** Resolves {@code ${...}} placeholders, then evaluates a {@code #{...}} expression, as Spring's @Value does. */

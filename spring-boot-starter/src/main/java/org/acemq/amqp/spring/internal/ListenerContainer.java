@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
+import org.acemq.amqp.api.BatchHandler;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AmqpConsumer;
@@ -189,7 +190,7 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
         List<ListenerEndpoint> endpoints = listeners.endpoints();
         Map<String, ListenerSettings> settings = new LinkedHashMap<>();
         Map<String, String> sources = new LinkedHashMap<>();
-        Map<String, MessageHandler> handlers = new LinkedHashMap<>();
+        Map<String, Object> handlers = new LinkedHashMap<>();
         List<Subscription> out = new ArrayList<>();
         IdempotencyStore idempotencyStore = null;
         java.util.Set<String> connectionNames = ConsumerSettings.connectionNames(properties);
@@ -197,9 +198,18 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             String name = listenerName(endpoint);
             AcemqProperties.Listener props = properties.getListeners().getOrDefault(name,
                     new AcemqProperties.Listener());
-            ListenerMethod invoker = methods.create(endpoint);
             ListenerSettings s = new ListenerSettings(name, endpoint.describe(), endpoint.attributes(),
-                    endpoint.permanentFailures(), props, invoker::payload);
+                    endpoint.permanentFailures(), props);
+            boolean batch = s.batch();
+            ListenerMethod invoker = null;
+            BatchListenerMethod batchInvoker = null;
+            if (batch) {
+                batchInvoker = methods.createBatch(endpoint);
+                s.payload(batchInvoker::payload);
+            } else {
+                invoker = methods.create(endpoint);
+                s.payload(invoker::payload);
+            }
             if (settings.put(name, s) != null) {
                 throw new IllegalStateException("Two @AcemqListener methods are named '" + name + "' (the second is "
                         + endpoint.describe() + "); give one of them another name");
@@ -208,8 +218,19 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                 throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + "): "
                         + ConsumerSettings.unknownConnection(properties, s.connection()));
             }
-            MessageHandler handler = invoker;
             s.beans(beans);
+            sources.put(name, endpoint.describe());
+            if (batch) {
+                if (s.databaseTransaction()) {
+                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is a "
+                            + "batch listener with databaseTransaction, which is not available: the JDBC store has no "
+                            + "transactional batch handler; use a single-message listener with databaseTransaction, "
+                            + "or a batch listener without it");
+                }
+                handlers.put(name, batchInvoker);
+                continue;
+            }
+            MessageHandler handler = invoker;
             if (s.databaseTransaction()) {
                 if (transactionalHandlers == null) {
                     throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") has "
@@ -222,13 +243,15 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
                 handler = transactionalHandlers.wrap(handler, idempotencyStore, s.transactionManager(),
                         "'" + name + "' (" + endpoint.describe() + ")");
             }
-            sources.put(name, endpoint.describe());
             handlers.put(name, handler);
         }
         Map<String, ListenerRegistry.Entry> entries = registry.plan(settings, sources,
                 properties.getConsumer().getIdleEventInterval());
         for (ListenerRegistry.Entry e : entries.values()) {
-            out.add(settings.get(e.name).build(e.track(handlers.get(e.name))));
+            Object handler = handlers.get(e.name);
+            out.add(handler instanceof BatchHandler batchHandler
+                    ? settings.get(e.name).buildBatch(e.track(batchHandler))
+                    : settings.get(e.name).build(e.track((MessageHandler) handler)));
         }
         registry.use(entries);
         Set<String> unknown = new TreeSet<>(properties.getListeners().keySet());

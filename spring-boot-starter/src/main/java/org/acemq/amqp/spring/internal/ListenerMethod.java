@@ -9,6 +9,7 @@ import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.consumer.RejectionConditions;
 import org.springframework.core.MethodParameter;
 import org.springframework.messaging.handler.annotation.support.MethodArgumentNotValidException;
+import org.springframework.messaging.handler.invocation.HandlerMethodArgumentResolver;
 import org.springframework.messaging.handler.invocation.HandlerMethodArgumentResolverComposite;
 import org.springframework.messaging.handler.invocation.InvocableHandlerMethod;
 import org.springframework.validation.BindingResult;
@@ -24,7 +25,8 @@ import org.springframework.validation.ObjectError;
  * <p>A message whose arguments cannot be resolved can never succeed, so it is a permanent failure: a payload that
  * fails validation is rejected with {@link RejectionConditions#VALIDATION_FAILED}, anything else (a body or header
  * that cannot be converted, a required header that is missing, no body) with {@link RejectionConditions#DECODE_ERROR}.
- * What the method itself throws reaches the runtime unchanged, so the runtime alone decides the outcome.
+ * What the method itself throws reaches the runtime unchanged, so the runtime alone decides the outcome. What it
+ * returns is sent ({@link ReturnValues}).
  */
 final class ListenerMethod implements MessageHandler {
 
@@ -33,15 +35,21 @@ final class ListenerMethod implements MessageHandler {
     private final HandlerMethodArgumentResolverComposite resolvers;
     private final int payloadIndex;
     private final ListenerMethods.PayloadResolver keyPayload;
+    private final ReturnValues returnValues;
     private final String description;
 
+    /**
+     * @param returnValues sends what the method returns; null for a {@code void} method
+     */
     ListenerMethod(Invocable method, MethodParameter[] parameters, HandlerMethodArgumentResolverComposite resolvers,
-            int payloadIndex, ListenerMethods.PayloadResolver keyPayload, String description) {
+            int payloadIndex, ListenerMethods.PayloadResolver keyPayload, ReturnValues returnValues,
+            String description) {
         this.method = method;
         this.parameters = parameters;
         this.resolvers = resolvers;
         this.payloadIndex = payloadIndex;
         this.keyPayload = keyPayload;
+        this.returnValues = returnValues;
         this.description = description;
     }
 
@@ -52,7 +60,10 @@ final class ListenerMethod implements MessageHandler {
         for (int i = 0; i < args.length; i++) {
             args[i] = resolve(parameters[i], message, envelope);
         }
-        method.call(args);
+        Object result = method.call(args);
+        if (returnValues != null) {
+            returnValues.send(result, envelope);
+        }
     }
 
     /**
@@ -70,14 +81,34 @@ final class ListenerMethod implements MessageHandler {
 
     private Object resolve(MethodParameter parameter, EnvelopeMessage message, Envelope envelope)
             throws PermanentMessageException {
+        return argument(resolvers, parameter, message, envelope, parameter.getParameterIndex() == payloadIndex,
+                description);
+    }
+
+    /**
+     * Resolves one argument; a message it cannot be resolved from fails permanently.
+     *
+     * @param resolver the resolver of the parameter
+     * @param parameter the parameter
+     * @param message the message as Spring sees it
+     * @param envelope the message
+     * @param payload whether the parameter is the payload (for the wording)
+     * @param description the listener method, for messages
+     * @return the argument
+     * @throws PermanentMessageException with {@link RejectionConditions#VALIDATION_FAILED} for a payload that fails
+     *     validation, {@link RejectionConditions#DECODE_ERROR} for anything else
+     */
+    static Object argument(HandlerMethodArgumentResolver resolver, MethodParameter parameter, EnvelopeMessage message,
+            Envelope envelope, boolean payload, String description) throws PermanentMessageException {
         try {
-            return resolvers.resolveArgument(parameter, message);
+            return resolver.resolveArgument(parameter, message);
         } catch (PermanentMessageException e) {
             throw e;
         } catch (MethodArgumentNotValidException e) {
-            throw new PermanentMessageException(RejectionConditions.VALIDATION_FAILED, violations(parameter, e), e);
+            throw new PermanentMessageException(RejectionConditions.VALIDATION_FAILED,
+                    violations(parameter, e, description), e);
         } catch (Exception | LinkageError e) {
-            String what = parameter.getParameterIndex() == payloadIndex
+            String what = payload
                     ? "the body of " + envelope.id() + " cannot be converted to "
                             + parameter.getGenericParameterType().getTypeName()
                     : "parameter " + parameter.getParameterIndex() + " ("
@@ -89,7 +120,8 @@ final class ListenerMethod implements MessageHandler {
     }
 
     /** "the Order payload of Orders.onOrder is not valid: quantity: must be greater than 0; ..." (no values). */
-    private String violations(MethodParameter parameter, MethodArgumentNotValidException e) {
+    private static String violations(MethodParameter parameter, MethodArgumentNotValidException e,
+            String description) {
         BindingResult result = e.getBindingResult();
         List<String> errors = new ArrayList<>();
         if (result != null) {

@@ -8,12 +8,14 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.spring.AcemqMessageConverterCustomizer;
+import org.acemq.amqp.spring.AcemqSender;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.MethodParameter;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.ResolvableType;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.format.support.DefaultFormattingConversionService;
 import org.springframework.messaging.Message;
@@ -22,6 +24,7 @@ import org.springframework.messaging.converter.MessageConverter;
 import org.springframework.messaging.converter.SmartMessageConverter;
 import org.springframework.messaging.handler.annotation.Header;
 import org.springframework.messaging.handler.annotation.Payload;
+import org.springframework.messaging.handler.annotation.SendTo;
 import org.springframework.messaging.handler.annotation.support.HeaderMethodArgumentResolver;
 import org.springframework.messaging.handler.annotation.support.HeadersMethodArgumentResolver;
 import org.springframework.messaging.handler.annotation.support.MessageMethodArgumentResolver;
@@ -34,10 +37,12 @@ import org.springframework.validation.Validator;
 import org.springframework.validation.annotation.Validated;
 
 /**
- * Makes the {@link ListenerMethod}s: Spring Messaging's argument resolvers ({@code @Header}, {@code @Headers},
- * {@code Message<?>}, ours for {@code Envelope}, and the payload last, as Spring's own handler-method factories order
- * them), the message converters ({@link MessageConverters}) and the application's {@code Validator}, set up once,
- * when the first listener is made (every bean exists then), and shared by every listener.
+ * Makes the {@link ListenerMethod}s and {@link BatchListenerMethod}s: Spring Messaging's argument resolvers
+ * ({@code @Header}, {@code @Headers}, {@code Message<?>}, ours for {@code Envelope} and {@code AcemqSender}, and the
+ * payload last, as Spring's own handler-method factories order them), the message converters
+ * ({@link MessageConverters}, which also write what listeners send: {@link OutgoingMessages}) and the application's
+ * {@code Validator}, set up once, when the first listener is made (every bean exists then), and shared by every
+ * listener.
  */
 final class ListenerMethods {
 
@@ -60,7 +65,7 @@ final class ListenerMethods {
 
     /** What every listener shares. */
     record Resolvers(HandlerMethodArgumentResolverComposite composite, PayloadResolver payload,
-                     PayloadResolver keyPayload, Validator validator) {
+                     PayloadResolver keyPayload, Validator validator, OutgoingMessages outgoing) {
     }
 
     private synchronized Resolvers resolvers() {
@@ -69,6 +74,7 @@ final class ListenerMethods {
             MessageConverter converter = MessageConverters.create(beans, conversion, customizers.get());
             Validator validator = validator(beans);
             PayloadResolver payload = new PayloadResolver(converter, validator);
+            OutgoingMessages outgoing = new OutgoingMessages(converter);
             HandlerMethodArgumentResolverComposite composite = new HandlerMethodArgumentResolverComposite();
             composite.addResolvers(
                     new HeaderMethodArgumentResolver(conversion,
@@ -76,10 +82,11 @@ final class ListenerMethods {
                     new HeadersMethodArgumentResolver(),
                     new MessageMethodArgumentResolver(converter),
                     new EnvelopeArgumentResolver(),
+                    new ListenerSender.Resolver(outgoing),
                     payload);
             // the key expression reads the payload as the method does, but does not validate it: an invalid payload
             // is rejected as such when the method's arguments are resolved, not as a message without a key
-            resolvers = new Resolvers(composite, payload, new PayloadResolver(converter, null), validator);
+            resolvers = new Resolvers(composite, payload, new PayloadResolver(converter, null), validator, outgoing);
         }
         return resolvers;
     }
@@ -116,6 +123,12 @@ final class ListenerMethods {
             if (resolver != r.payload()) {
                 continue;
             }
+            Class<?> element = p.getParameterType() == List.class ? ResolvableType.forMethodParameter(p)
+                    .getGeneric(0).resolve(Object.class) : null;
+            if (element == Envelope.class || element == AcemqSender.class || element == Message.class) {
+                throw new IllegalStateException(where + ": " + describe(p) + " is a batch listener's parameter; "
+                        + "set batch = \"true\" (and batchSize) to receive messages a batch at a time");
+            }
             bodies.add(describe(p));
             payloadIndex = p.getParameterIndex();
             Payload payload = p.getParameterAnnotation(Payload.class);
@@ -135,7 +148,100 @@ final class ListenerMethods {
                     + "@Headers, or declare them as Envelope or Message<?>");
         }
         return new ListenerMethod(invocable, parameters, r.composite(), payloadIndex, r.keyPayload(),
-                endpoint.describe());
+                returnValues(endpoint, invocable, r.outgoing()), endpoint.describe());
+    }
+
+    /**
+     * @return what sends the method's return value: to its {@code @SendTo} address, or as a reply; null for a
+     *     {@code void} method
+     * @throws IllegalStateException if {@code @SendTo} names more than one address, or is on a {@code void} method
+     */
+    private static ReturnValues returnValues(ListenerEndpoint endpoint, ListenerMethod.Invocable invocable,
+            OutgoingMessages outgoing) {
+        Method method = endpoint.method();
+        String where = "@AcemqListener method " + endpoint.describe();
+        List<String> sendTo = endpoint.sendTo();
+        if (sendTo != null && sendTo.size() > 1) {
+            throw new IllegalStateException(where + " has @SendTo with " + sendTo.size() + " addresses " + sendTo
+                    + "; a return value goes to one address (send to others with an AcemqSender parameter)");
+        }
+        boolean returnsNothing = method.getReturnType() == void.class || method.getReturnType() == Void.class;
+        if (returnsNothing) {
+            if (AnnotatedElementUtils.hasAnnotation(method, SendTo.class)) {
+                throw new IllegalStateException(where + " has @SendTo but returns void, so it sends nothing; return "
+                        + "the message to send, or remove @SendTo");
+            }
+            return null;
+        }
+        String address = sendTo == null || sendTo.isEmpty() ? null : sendTo.get(0);
+        return new ReturnValues(outgoing, address, invocable.getReturnType(), endpoint.describe());
+    }
+
+    /**
+     * @param endpoint a batch listener method: {@code void}, every parameter a {@code List}
+     * @return its handler
+     * @throws IllegalStateException if the method returns a value, a parameter is not a {@code List} or its element
+     *     cannot be resolved, or two lists take the body
+     */
+    BatchListenerMethod createBatch(ListenerEndpoint endpoint) {
+        Resolvers r = resolvers();
+        Method method = endpoint.method();
+        ListenerMethod.Invocable invocable = new ListenerMethod.Invocable(endpoint.bean(), method);
+        String where = "@AcemqListener batch method " + endpoint.describe();
+        if (method.getReturnType() != void.class) {
+            throw new IllegalStateException(where + " returns " + method.getGenericReturnType().getTypeName()
+                    + ", but a batch listener returns void; send through a List<AcemqSender> or List<Envelope> "
+                    + "parameter (one per message)");
+        }
+        List<BatchListenerMethod.Element> elements = new ArrayList<>();
+        List<String> bodies = new ArrayList<>();
+        int payloadIndex = -1;
+        for (MethodParameter p : invocable.getMethodParameters()) {
+            p.initParameterNameDiscovery(parameterNames);
+            if (p.getParameterType() != List.class) {
+                throw new IllegalStateException(where + ": " + describe(p) + " is not a List; every parameter of a "
+                        + "batch listener is a list with one element per message: List<Order> (the payloads), "
+                        + "List<Message<Order>>, List<Envelope>, List<AcemqSender>, @Header(\"name\") List<String>");
+            }
+            BatchListenerMethod.ElementParameter element = new BatchListenerMethod.ElementParameter(p,
+                    parameterNames);
+            HandlerMethodArgumentResolver resolver = resolverFor(r.composite(), element);
+            if (resolver == null) {
+                throw new IllegalStateException(where + ": no resolver for the elements of " + describe(p));
+            }
+            Header header = p.getParameterAnnotation(Header.class);
+            if (header != null && !StringUtils.hasText(header.value()) && !StringUtils.hasText(header.name())
+                    && p.getParameterName() == null) {
+                throw new IllegalStateException(where + ": " + describe(p) + " is annotated @Header without a name, "
+                        + "and the parameter's name is not in the class file (compiled without -parameters); name the "
+                        + "header: @Header(\"orderId\")");
+            }
+            boolean payload = resolver == r.payload();
+            if (payload) {
+                bodies.add(describe(p));
+                payloadIndex = elements.size();
+                Payload annotation = p.getParameterAnnotation(Payload.class);
+                if (annotation != null && StringUtils.hasText(annotation.expression())) {
+                    throw new IllegalStateException(where + ": " + describe(p) + " has @Payload(expression = \""
+                            + annotation.expression() + "\"), which is not supported; the payload is the whole body");
+                }
+                if (validates(p) && r.validator() == null) {
+                    throw new IllegalStateException(where + ": " + describe(p) + " is to be validated (@Valid or "
+                            + "@Validated), but the application has no Validator: add spring-boot-starter-validation "
+                            + "(or declare a jakarta.validation.Validator or Spring Validator bean)");
+                }
+            }
+            elements.add(new BatchListenerMethod.Element(element, resolver, payload));
+        }
+        if (bodies.size() > 1) {
+            throw new IllegalStateException(where + " takes " + bodies.size() + " lists of bodies (" + String.join(
+                    ", ", bodies) + "), but a message has one body: declare the others as List<Envelope>, "
+                    + "List<Message<?>> or List<AcemqSender>, or annotate them @Header(\"name\")");
+        }
+        if (elements.isEmpty()) {
+            throw new IllegalStateException(where + " takes no parameter; a batch listener takes at least one list");
+        }
+        return new BatchListenerMethod(invocable, elements, payloadIndex, r.keyPayload(), endpoint.describe());
     }
 
     /** The resolver the composite picks for a parameter: the first that supports it. */

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.acemq.amqp.api.BatchHandler;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.SubscriptionControl;
@@ -221,6 +222,22 @@ final class ListenerRegistry implements AcemqListenerRegistry {
                 active.incrementAndGet();
                 try {
                     handler.handle(envelope);
+                } finally {
+                    lastActive = System.nanoTime();
+                    active.decrementAndGet();
+                }
+            };
+        }
+
+        /** @return the batch handler, counting its invocations for the idle check (unchanged without idle events) */
+        BatchHandler track(BatchHandler handler) {
+            if (idle == null) {
+                return handler;
+            }
+            return batch -> {
+                active.incrementAndGet();
+                try {
+                    handler.handle(batch);
                 } finally {
                     lastActive = System.nanoTime();
                     active.decrementAndGet();

@@ -29,12 +29,15 @@ import org.springframework.boot.convert.DurationStyle;
  */
 final class ListenerSettings {
 
+    /** The {@code orderBy} value that orders by the AMQP group-id (any other value is a SpEL expression). */
+    static final String GROUP_ID = "group-id";
+
     private final String name;
     private final String source;
     private final Map<String, String> attributes;
     private final AcemqProperties.Listener properties;
     private final Set<Class<? extends Throwable>> permanentFailures = new LinkedHashSet<>();
-    private final KeyExpression.PayloadReader payload;
+    private KeyExpression.PayloadReader payload;
     private ListenerBeans beans = ListenerBeans.NONE;
 
     /** The application's beans a listener names (its RejectionHandler, its handler Executor), as it can reach them. */
@@ -94,6 +97,15 @@ final class ListenerSettings {
         this.properties = properties;
         annotationPermanentFailures.forEach(permanentFailures::add);
         permanentFailures.addAll(properties.getPermanentFailures());
+    }
+
+    /**
+     * @param reader reads a message's payload as the listener method receives it, for key and order expressions
+     * @return this
+     */
+    ListenerSettings payload(KeyExpression.PayloadReader reader) {
+        this.payload = reader;
+        return this;
     }
 
     /** @return the listener's name */
@@ -201,12 +213,37 @@ final class ListenerSettings {
     }
 
     /**
+     * @return whether the listener takes messages a batch at a time ({@code batch}); {@code batchSize} and
+     *     {@code batchTime} apply to such listeners only
+     */
+    boolean batch() {
+        try {
+            Boolean value = pick(properties.getBatch(), "batch", v -> bool("batch", v));
+            return value != null && value;
+        } catch (IllegalArgumentException e) {
+            throw invalid(e.getMessage(), e);
+        }
+    }
+
+    /**
      * @param handler the listener's handler
      * @return the subscription
      * @throws IllegalStateException naming the listener when a setting is invalid
      */
     Subscription build(org.acemq.amqp.api.MessageHandler handler) {
-        Subscription.Builder b = applyTo(Subscription.builder(address(), handler));
+        return build(applyTo(Subscription.builder(address(), handler)));
+    }
+
+    /**
+     * @param handler the batch listener's handler
+     * @return the subscription
+     * @throws IllegalStateException naming the listener when a setting is invalid
+     */
+    Subscription buildBatch(org.acemq.amqp.api.BatchHandler handler) {
+        return build(applyTo(Subscription.batchBuilder(address(), handler)));
+    }
+
+    private Subscription build(Subscription.Builder b) {
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
@@ -277,10 +314,65 @@ final class ListenerSettings {
             if (executor != null) {
                 b.handlerExecutor(named("handlerExecutor", executor, java.util.concurrent.Executor.class));
             }
+            KeySource orderBy = orderBy();
+            if (orderBy != null) {
+                b.orderBy(orderBy);
+            }
+            set(properties.getKeyBacklog(), "keyBacklog", v -> integer("keyBacklog", v), b::keyBacklog);
+            set(properties.getParkedLimit(), "parkedLimit", v -> integer("parkedLimit", v), b::parkedLimit);
+            applyBatch(b);
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {
             throw invalid(e.getMessage(), e);
         }
+    }
+
+    /** batchSize and batchTime, on a batch listener only (they mean nothing to another). */
+    private void applyBatch(Subscription.Builder b) {
+        Integer size = pick(properties.getBatchSize(), "batchSize", v -> integer("batchSize", v));
+        Duration time = pick(properties.getBatchTime(), "batchTime", v -> duration("batchTime", v));
+        if ((size != null || time != null) && !batch()) {
+            throw new IllegalArgumentException("batchSize and batchTime apply to batch listeners only (batch = \"true\","
+                    + " acemq.listeners." + name + ".batch=true), but batch is not set and "
+                    + (size != null ? "batchSize is " + size : "batchTime is " + time));
+        }
+        if (size != null) {
+            b.batchSize(size);
+        }
+        if (time != null) {
+            b.batchTime(time);
+        }
+    }
+
+    /**
+     * What processing is ordered by: {@code orderBy} ({@code group-id}, or a SpEL expression) or
+     * {@code orderByProperty}, one of the two; set in properties, they replace the annotation's. Null when neither is
+     * set anywhere.
+     */
+    private KeySource orderBy() {
+        String expression;
+        String property;
+        if (properties.getOrderBy() != null || properties.getOrderByProperty() != null) {
+            expression = properties.getOrderBy();
+            property = properties.getOrderByProperty();
+        } else {
+            expression = attributes.get("orderBy");
+            property = attributes.get("orderByProperty");
+        }
+        if (expression != null && property != null) {
+            throw new IllegalArgumentException("orderBy and orderByProperty must not both be set, but were '"
+                    + expression + "' and '" + property + "'");
+        }
+        if (property != null) {
+            return KeySource.applicationProperty(property.trim());
+        }
+        if (expression == null) {
+            return null;
+        }
+        if (GROUP_ID.equalsIgnoreCase(expression.trim())) {
+            return KeySource.groupId();
+        }
+        return KeyExpression.parse("orderBy", expression, payload);
     }
 
     /** The back-off if any of its four values is set (the others keep the runtime default's), else null. */

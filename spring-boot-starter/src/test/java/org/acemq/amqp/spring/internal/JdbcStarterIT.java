@@ -7,7 +7,9 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -22,6 +24,7 @@ import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.spring.AcemqListener;
+import org.acemq.amqp.spring.AcemqSender;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.testsupport.AmqpTestClient;
 import org.acemq.amqp.testsupport.EmbeddedArtemis;
@@ -41,6 +44,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.messaging.handler.annotation.SendTo;
+import org.springframework.transaction.annotation.Transactional;
 
 /**
  * The starter on real PostgreSQL: the JDBC store on the application's DataSource, the shipped Flyway and Liquibase
@@ -388,6 +393,108 @@ class JdbcStarterIT {
                 .hasSize(6).allMatch(id -> id.startsWith("kill") || id.startsWith("fail"));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_idempotency WHERE state = 1 AND owner IS NOT NULL",
                 Integer.class)).as("every id confirmed inside the listener's transaction").isEqualTo(30);
+    }
+
+    // ------------------------------------------------------------- messages sent in a database transaction
+
+    /** A participant in the listener's transaction whose failure the listener catches: the transaction is doomed. */
+    static class Risky {
+        @Transactional
+        public void reserveStock(String order) {
+            throw new IllegalStateException("no stock for " + order);
+        }
+    }
+
+    /** Writes a row, sends an audit message and returns an event, in one database transaction. */
+    static class OrdersWithEvents {
+        final JdbcTemplate jdbc;
+        final Risky risky;
+
+        OrdersWithEvents(JdbcTemplate jdbc, Risky risky) {
+            this.jdbc = jdbc;
+            this.risky = risky;
+        }
+
+        @AcemqListener(address = "${test.queue}", concurrency = "4", databaseTransaction = "true",
+                retryBackoffFirst = "0")
+        @SendTo("${test.queue}.events")
+        String onOrder(String body, Envelope envelope, AcemqSender sender) {
+            jdbc.update("INSERT INTO effects (id, attempt) VALUES (?, ?)", body, envelope.attempt());
+            sender.send(envelope.address() + ".audit", "audited " + body);
+            if (envelope.attempt() == 1 && body.startsWith("fail")) {
+                throw new IllegalStateException("payment provider timed out after the send");
+            }
+            if (envelope.attempt() == 1 && body.startsWith("doomed")) {
+                try {
+                    risky.reserveStock(body);
+                } catch (IllegalStateException e) {
+                    // caught, but the transaction is rollback-only now: Spring rolls it back at the end
+                }
+            }
+            return "accepted " + body;
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import({OrdersWithEvents.class, Risky.class})
+    static class OrdersWithEventsApp {
+    }
+
+    @Test
+    void messagesATransactionalListenerSendsAreWrittenToTheOutboxInItsTransactionAndDispatchedOnce() {
+        String queue = "jdbc-outbox-" + UUID.randomUUID();
+        PostgresSchema schema = schema("outbox");
+        new JdbcTemplate(schema.dataSource()).execute("CREATE TABLE effects (id text NOT NULL, attempt int NOT NULL)");
+        ConfigurableApplicationContext app = start(OrdersWithEventsApp.class, schema, "test.queue=" + queue);
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        List<String> bodies = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            bodies.add((i % 6 == 0 ? "fail-" : i % 6 == 1 ? "doomed-" : "order-") + i);
+        }
+        try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port(), SharedBroker.USER,
+                SharedBroker.PASSWORD)) {
+            for (String body : bodies) {
+                client.send(queue, AmqpTestClient.message(body, body));
+            }
+            for (String body : bodies.subList(0, 4)) {
+                client.send(queue, AmqpTestClient.message(body, body)); // duplicates, some while in flight
+            }
+            await().atMost(Duration.ofSeconds(90)).until(() -> broker.messageCount(queue) == 0
+                    && jdbc.queryForObject("SELECT count(*) FROM acemq_outbox WHERE dispatched_at IS NOT NULL",
+                            Integer.class) == 24);
+            List<AmqpTestClient.ReceivedMessage> events = client.receiveAll(queue + ".events", Duration.ofSeconds(2));
+            List<AmqpTestClient.ReceivedMessage> audit = client.receiveAll(queue + ".audit", Duration.ofSeconds(2));
+            // a copy of an order arriving while its entries are dispatched may dispatch them again: with the same
+            // message-id, which an idempotent receiver absorbs (docs/sending.md); so distinct ids are what counts
+            Map<String, String> eventsById = byMessageId(events);
+            assertThat(eventsById.values()).as("one event per order, none from the attempts that failed or rolled "
+                    + "back").containsExactlyInAnyOrderElementsOf(bodies.stream().map(b -> "accepted " + b).toList());
+            assertThat(byMessageId(audit).values())
+                    .containsExactlyInAnyOrderElementsOf(bodies.stream().map(b -> "audited " + b).toList());
+            assertThat(eventsById.keySet())
+                    .as("each event is the outbox row the listener's transaction wrote (position 1: after the audit)")
+                    .containsExactlyInAnyOrderElementsOf(jdbc.queryForList(
+                            "SELECT message_id FROM acemq_outbox WHERE position = 1", String.class));
+        }
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM effects", Integer.class))
+                .as("one committed effect per order").isEqualTo(12);
+        assertThat(jdbc.queryForList("SELECT id FROM effects WHERE attempt > 1", String.class))
+                .as("the failed and the doomed first attempts left nothing, neither rows nor outbox entries")
+                .hasSize(4).allMatch(id -> id.startsWith("fail") || id.startsWith("doomed"));
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_outbox", Integer.class))
+                .as("two entries per order, written once").isEqualTo(24);
+    }
+
+    /** Message-id to body; fails if one id came with two bodies. */
+    static Map<String, String> byMessageId(List<AmqpTestClient.ReceivedMessage> messages) {
+        Map<String, String> out = new HashMap<>();
+        for (AmqpTestClient.ReceivedMessage m : messages) {
+            String before = out.putIfAbsent(String.valueOf(m.messageId()), m.bodyAsString());
+            assertThat(before == null || before.equals(m.bodyAsString())).as("message-id " + m.messageId()
+                    + " carried one body").isTrue();
+        }
+        return out;
     }
 
     /** Two owners of one id after a lease takeover: whichever commits first wins, the other's work rolls back. */

@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLContext;
+import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.consumer.AccessToken;
 import org.acemq.amqp.consumer.AcknowledgementMode;
@@ -49,12 +50,7 @@ class SettingsCoverageTest {
 
     /** Subscription.Builder methods the starter does not take from properties or attributes, and why. */
     static final Map<String, String> SUBSCRIPTION_EXCLUSIONS = Map.of(
-            "build", "terminal operation, called by the container",
-            "orderBy", "ordered listeners: not mapped by the starter yet (runtime API only)",
-            "keyBacklog", "ordered listeners: not mapped by the starter yet (runtime API only)",
-            "parkedLimit", "ordered listeners: not mapped by the starter yet (runtime API only)",
-            "batchSize", "batch listeners: not mapped by the starter yet (runtime API only)",
-            "batchTime", "batch listeners: not mapped by the starter yet (runtime API only)");
+            "build", "terminal operation, called by the container");
 
     /** AmqpConsumer.Builder methods not taken from acemq.consumer.*, and why. */
     static final Map<String, String> CONSUMER_EXCLUSIONS = Map.of(
@@ -135,6 +131,23 @@ class SettingsCoverageTest {
         p.setOnConflict(Fingerprint.Action.REJECT);
         p.setRejectionHandler("parking");
         p.setHandlerExecutor("handlers");
+        p.setOrderBy("headers['accountId']");
+        p.setKeyBacklog(6);
+        p.setParkedLimit(50);
+        return p;
+    }
+
+    /**
+     * The settings only a batch listener takes (a batch subscription is not ordered, so they cannot be set beside
+     * {@link #everyListenerProperty()}'s orderBy).
+     */
+    static AcemqProperties.Listener everyBatchProperty() {
+        AcemqProperties.Listener p = new AcemqProperties.Listener();
+        p.setAddress("readings");
+        p.setPrefetch(40);
+        p.setBatch(true);
+        p.setBatchSize(20);
+        p.setBatchTime(Duration.ofMillis(300));
         return p;
     }
 
@@ -143,6 +156,7 @@ class SettingsCoverageTest {
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
         new ListenerSettings("orders", "test", Map.of(), List.of(), everyListenerProperty()).beans(BEANS)
                 .applyTo(b);
+        new ListenerSettings("readings", "test", Map.of(), List.of(), everyBatchProperty()).applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
         missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
@@ -157,12 +171,20 @@ class SettingsCoverageTest {
         ListenerEndpoint endpoint = processor.endpoints().get(0);
         Set<String> unset = new TreeSet<>(ListenerAnnotationProcessor.STRING_ATTRIBUTES);
         unset.removeAll(endpoint.attributes().keySet());
-        assertThat(unset).as("the fixture sets every attribute but key, which excludes keyProperty, and the "
-                + "deprecated transactional, which excludes databaseTransaction").containsExactly("key", "transactional");
+        assertThat(unset).as("the fixture sets every attribute but key, which excludes keyProperty, orderBy, which "
+                + "excludes orderByProperty, the deprecated transactional, which excludes databaseTransaction, and the "
+                + "batch settings, which exclude ordering").containsExactly("batch", "batchSize", "batchTime", "key",
+                "orderBy", "transactional");
+        ListenerAnnotationProcessor batchProcessor = new ListenerAnnotationProcessor();
+        batchProcessor.postProcessAfterInitialization(new EveryBatchAttribute(), "everyBatchAttribute");
+        ListenerEndpoint batchEndpoint = batchProcessor.endpoints().get(0);
+        assertThat(batchEndpoint.attributes()).containsKeys("batch", "batchSize", "batchTime");
 
         Subscription.Builder b = mock(Subscription.Builder.class, RETURNS_SELF);
         new ListenerSettings("orders", "test", endpoint.attributes(), endpoint.permanentFailures(),
                 new AcemqProperties.Listener()).beans(BEANS).applyTo(b);
+        new ListenerSettings("readings", "test", batchEndpoint.attributes(), batchEndpoint.permanentFailures(),
+                new AcemqProperties.Listener()).applyTo(b);
 
         Set<String> missing = publicSetters(Subscription.Builder.class);
         missing.removeAll(SUBSCRIPTION_EXCLUSIONS.keySet());
@@ -204,6 +226,25 @@ class SettingsCoverageTest {
         assertThat(sub.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
                 .onConflict(Fingerprint.Action.REJECT));
         assertThat(sub.rejectionHandler()).containsSame(PARKING);
+        assertThat(sub.orderBy()).hasValueSatisfying(k -> {
+            assertThat(k.kind()).isEqualTo(KeySource.Kind.FUNCTION);
+            assertThat(k.name()).isEqualTo("headers['accountId']");
+            assertThat(k.function().apply(new TestEnvelope("unused", 1, "{}", Map.of("accountId", "a-9"))))
+                    .isEqualTo("a-9");
+        });
+        assertThat(sub.keyBacklog()).isEqualTo(6);
+        assertThat(sub.parkedLimit()).isEqualTo(50);
+    }
+
+    @Test
+    void batchPropertiesReachABatchSubscriptionWithTheirValues() {
+        ListenerSettings s = new ListenerSettings("readings", "test", Map.of(), List.of(), everyBatchProperty());
+        assertThat(s.batch()).isTrue();
+        Subscription sub = s.buildBatch(batch -> { });
+        assertThat(sub.batchHandler()).isPresent();
+        assertThat(sub.batchSize()).isEqualTo(20);
+        assertThat(sub.batchTime()).isEqualTo(Duration.ofMillis(300));
+        assertThat(sub.prefetch()).isEqualTo(40);
     }
 
     @Test
@@ -240,6 +281,20 @@ class SettingsCoverageTest {
         assertThat(sub.keySource()).isEqualTo(KeySource.applicationProperty("orderId"));
         assertThat(sub.fingerprint()).isEqualTo(Fingerprint.body().withProperties("tenant", "region")
                 .onConflict(Fingerprint.Action.REJECT));
+        assertThat(sub.orderBy()).contains(KeySource.applicationProperty("accountId"));
+        assertThat(sub.keyBacklog()).isEqualTo(2);
+        assertThat(sub.parkedLimit()).isEqualTo(10);
+        assertThat(sub.batchHandler()).isEmpty();
+
+        ListenerAnnotationProcessor batchProcessor = new ListenerAnnotationProcessor();
+        batchProcessor.postProcessAfterInitialization(new EveryBatchAttribute(), "everyBatchAttribute");
+        ListenerEndpoint batchEndpoint = batchProcessor.endpoints().get(0);
+        ListenerSettings batch = new ListenerSettings("readings", "test", batchEndpoint.attributes(),
+                batchEndpoint.permanentFailures(), new AcemqProperties.Listener());
+        assertThat(batch.batch()).isTrue();
+        Subscription batchSub = batch.buildBatch(b -> { });
+        assertThat(batchSub.batchSize()).isEqualTo(5);
+        assertThat(batchSub.batchTime()).isEqualTo(Duration.ofMillis(50));
     }
 
     @Test
@@ -253,6 +308,9 @@ class SettingsCoverageTest {
         p.setStoreRetryDelay(Duration.ofMillis(6));
         p.setMaxStoreRetryDelay(Duration.ofSeconds(7));
         p.setMaxInFlightPerConnection(8);
+        p.setOutboxSweepInterval(Duration.ofSeconds(20));
+        p.setOutboxSweepMinAge(Duration.ofMinutes(2));
+        p.setOutboxMaxAge(Duration.ofMinutes(10));
         p.setFailFastStart(true);
         p.setScopePrefix("billing-svc");
         AmqpConsumer.Builder b = mock(AmqpConsumer.Builder.class, RETURNS_SELF);
@@ -433,8 +491,100 @@ class SettingsCoverageTest {
                 databaseTransaction = "true", transactionManager = "txManager", scope = "orders-scope",
                 rejectionHandler = "parking", handlerExecutor = "handlers",
                 keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
-                onConflict = "reject")
+                onConflict = "reject", orderByProperty = "accountId", keyBacklog = "2", parkedLimit = "10")
         void onMessage(String body) {
+        }
+    }
+
+    /** Sets the attributes of a batch listener. */
+    static class EveryBatchAttribute {
+        @AcemqListener(address = "readings-q", batch = "true", batchSize = "5", batchTime = "50ms")
+        void onBatch(List<String> bodies) {
+        }
+    }
+
+    // ------------------------------------------------------------------ ordering and batches
+
+    static class OrderedByGroup {
+        @AcemqListener(address = "q", orderBy = "group-id", concurrency = "4")
+        void onMessage(String body) {
+        }
+    }
+
+    static class OrderedByExpression {
+        @AcemqListener(address = "q", orderBy = "payload['account']")
+        void onMessage(Map<String, Object> body) {
+        }
+    }
+
+    static class OrderedTwice {
+        @AcemqListener(address = "q", orderBy = "group-id", orderByProperty = "accountId")
+        void onMessage(String body) {
+        }
+    }
+
+    static class BatchSizeWithoutBatch {
+        @AcemqListener(address = "q", batchSize = "10")
+        void onMessage(String body) {
+        }
+    }
+
+    static class OrderedBatch {
+        @AcemqListener(address = "q", batch = "true", orderBy = "group-id")
+        void onMessage(List<String> bodies) {
+        }
+    }
+
+    @Test
+    void orderByIsTheGroupIdAPropertyOrAnExpressionAndPropertiesReplaceTheAnnotations() {
+        assertThat(settingsOf(new OrderedByGroup(), new AcemqProperties.Listener()).build(e -> { }).orderBy())
+                .contains(KeySource.groupId());
+        Subscription byExpression = settingsOf(new OrderedByExpression(), new AcemqProperties.Listener())
+                .payload(Envelope::body).build(e -> { });
+        assertThat(byExpression.orderBy().orElseThrow().function()
+                .apply(new TestEnvelope("unused", 1, Map.of("account", "acc-1")))).isEqualTo("acc-1");
+
+        AcemqProperties.Listener byProperty = new AcemqProperties.Listener();
+        byProperty.setOrderByProperty("tenant");
+        assertThat(settingsOf(new OrderedByGroup(), byProperty).build(e -> { }).orderBy())
+                .as("a property replaces the annotation's orderBy").contains(KeySource.applicationProperty("tenant"));
+        AcemqProperties.Listener byGroup = new AcemqProperties.Listener();
+        byGroup.setOrderBy("GROUP-ID");
+        assertThat(settingsOf(new OrderedByExpression(), byGroup).build(e -> { }).orderBy())
+                .contains(KeySource.groupId());
+    }
+
+    @Test
+    void contradictoryOrderingAndBatchSettingsFailNamingTheListenerAndTheSettings() {
+        assertThatThrownBy(() -> settingsOf(new OrderedTwice(), new AcemqProperties.Listener()).build(e -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): orderBy and orderByProperty must not both be set, "
+                        + "but were 'group-id' and 'accountId'");
+        assertThatThrownBy(() -> settingsOf(new BatchSizeWithoutBatch(), new AcemqProperties.Listener())
+                .build(e -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): batchSize and batchTime apply to batch listeners "
+                        + "only (batch = \"true\", acemq.listeners.q.batch=true), but batch is not set and batchSize "
+                        + "is 10");
+        assertThatThrownBy(() -> settingsOf(new OrderedBatch(), new AcemqProperties.Listener())
+                .buildBatch(b -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("AceMQ listener 'q' (Bean.onMessage): orderBy must not be set on a batch "
+                        + "subscription");
+        AcemqProperties.Listener notABoolean = new AcemqProperties.Listener();
+        assertThatThrownBy(() -> settingsOf(new BadBatchFlag(), notABoolean).batch())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): batch must be true or false, but was 'yes'");
+        AcemqProperties.Listener badExpression = new AcemqProperties.Listener();
+        badExpression.setOrderBy("payload..x");
+        assertThatThrownBy(() -> settingsOf(new OrderedByGroup(), badExpression).build(e -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("AceMQ listener 'q' (Bean.onMessage): orderBy must be a SpEL expression");
+    }
+
+    static class BadBatchFlag {
+        @AcemqListener(address = "q", batch = "yes")
+        void onMessage(List<String> bodies) {
         }
     }
 

@@ -15,6 +15,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 import org.acemq.amqp.consumer.micrometer.AcemqMeter;
@@ -57,9 +59,10 @@ class MonitoringFilesTest {
         Map<String, Set<String>> values = Map.of(
                 AcemqMeter.TagKey.OUTCOME, lower(Outcome.class),
                 AcemqMeter.TagKey.REASON, lower(SettleReason.class),
-                AcemqMeter.TagKey.RESULT, Stream.concat(lower(ClaimResult.class).stream(),
-                        Stream.of("error", "success", "failure")).collect(Collectors.toSet()),
-                AcemqMeter.TagKey.OPERATION, lower(StoreOperation.class));
+                AcemqMeter.TagKey.RESULT, Stream.of(lower(ClaimResult.class).stream(), lower(SendResult.class).stream(),
+                        Stream.of("error", "success", "failure")).flatMap(x -> x).collect(Collectors.toSet()),
+                AcemqMeter.TagKey.OPERATION, lower(StoreOperation.class),
+                AcemqMeter.TagKey.PATH, lower(SendPath.class));
         List<String> problems = new ArrayList<>();
         for (String file : List.of(Monitoring.DASHBOARD, Monitoring.ALERTS)) {
             Matcher s = SELECTOR.matcher(Project.read(file).replace("\\\"", "\""));

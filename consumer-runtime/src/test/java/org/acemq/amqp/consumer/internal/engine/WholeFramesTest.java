@@ -1,4 +1,4 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,10 +1,11 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
+import org.acemq.amqp.consumer.internal.Errors;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.apache.qpid.protonj2.engine.Scheduler;
 import org.apache.qpid.protonj2.types.transport.DeliveryState;
@@ -27,8 +28,6 @@ final class Dispositions {
 
     private static final Logger LOG = LoggerFactory.getLogger(Dispositions.class);
     private static final Flush FLUSH = Flush.load();
-    /** For tests only (null otherwise): told, on the I/O thread, how many dispositions each write task wrote. */
-    static volatile java.util.function.IntConsumer afterBatch;
 
     private static final class Pending {
         final IncomingDelivery incoming;
@@ -105,26 +104,19 @@ final class Dispositions {
             ordered = stack;
             stack = next;
         }
-        int n = 1;
         if (ordered.next == null) {
             write(ordered); // a lone disposition: protonj2 writes and flushes it itself
-        } else {
-            boolean flushAfter = FLUSH != null && connection != null && FLUSH.off(connection);
-            try {
-                n = 0;
-                for (Pending p = ordered; p != null; p = p.next) {
-                    write(p);
-                    n++;
-                }
-            } finally {
-                if (flushAfter) {
-                    FLUSH.onAndFlush(connection);
-                }
-            }
+            return;
         }
-        java.util.function.IntConsumer probe = afterBatch;
-        if (probe != null) {
-            probe.accept(n);
+        boolean flushAfter = FLUSH != null && connection != null && FLUSH.off(connection);
+        try {
+            for (Pending p = ordered; p != null; p = p.next) {
+                write(p);
+            }
+        } finally {
+            if (flushAfter) {
+                FLUSH.onAndFlush(connection);
+            }
         }
     }
 

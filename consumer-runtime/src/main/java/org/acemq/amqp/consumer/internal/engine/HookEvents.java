@@ -1,15 +1,12 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
-/**
- * What the {@link LinkHooks} of one link report, on the connection's I/O thread. Implementations must not block.
- * The runtime implements it as {@code EngineHooks.Listener}.
- */
-interface HookEvents {
+/** What the hooks of one link report, on the connection's I/O thread. Implementations must not block. */
+public interface HookEvents {
 
     /** A transfer was aborted: it used one credit and will never be handed out. */
     void aborted();
 
-    /** A drain started with {@link LinkHooks#drain()} was answered; {@code unused} credit came back. */
+    /** A drain started with {@link HookedLink#drain()} was answered; {@code unused} credit came back. */
     void drained(int unused);
 
     /**

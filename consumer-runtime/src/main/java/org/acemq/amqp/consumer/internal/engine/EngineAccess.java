@@ -1,9 +1,10 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
+import org.acemq.amqp.consumer.internal.Errors;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.engine.EventHandler;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;

@@ -1,33 +1,61 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
+import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.internal.Errors;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
+import org.apache.qpid.protonj2.client.Delivery;
 import org.apache.qpid.protonj2.client.Receiver;
 import org.apache.qpid.protonj2.engine.EventHandler;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.apache.qpid.protonj2.engine.Scheduler;
+import org.apache.qpid.protonj2.types.messaging.Accepted;
+import org.apache.qpid.protonj2.types.messaging.Modified;
+import org.apache.qpid.protonj2.types.messaging.Rejected;
 import org.apache.qpid.protonj2.types.messaging.Released;
+import org.apache.qpid.protonj2.types.transport.DeliveryState;
+import org.apache.qpid.protonj2.types.transport.ErrorCondition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The engine hooks of one link incarnation (see {@link EngineHooks}): handlers around protonj2's own read, abort and
- * credit handlers, which report to {@link HookEvents}, count a drain's unused credit exactly, release deliveries
- * beyond credit and repair the session window; plus grants, drains and settled dispositions written as the runtime's
- * own tasks on the connection's I/O thread. Counters are confined to the I/O thread.
+ * The engine hooks of one link incarnation, installed by {@link ProtonInternals#hook}. protonj2's client API exposes neither of the two
+ * events that eat link credit: an aborted transfer (it uses one credit, and a plain {@code Receiver} never hands it
+ * out; the class of PROTON-1512) and a session incoming window closed by payload-less frames while credit is
+ * outstanding (protonj2 re-opens it only by a link flow, and then names one link only; the class of QPID-8751).
+ * protonj2's engine has both, so the hooks install, on the connection's I/O thread, handlers around protonj2's own ones
+ * (which run first): they report aborts and arrivals to the link's {@link HookEvents}, count a drain's
+ * unused credit exactly, and write a flow for every link of the session that still has credit when the window closes
+ * (or when protonj2 re-opened it for one link only). They also grant credit and start drains without blocking the
+ * caller, and write settled dispositions outside transactions as their own I/O-thread tasks, which drop a disposition
+ * whose connection failed while it waited in the I/O thread's queue ({@link #settle}) instead of handing it to
+ * a shut-down engine.
+ *
+ * <p><b>Deliveries beyond credit.</b> protonj2 does not fail a link whose peer sends more transfers than the link
+ * credit allows: it floors the credit at 0, counts the transfer in the delivery-count and queues the delivery like any
+ * other. RabbitMQ 3.x does exactly that under load (its AMQP 1.0 plugin re-grants the queue credit for deliveries it
+ * has buffered but not yet sent: rabbitmq-server#2597), so a consumer would hold far more than it asked for. The read
+ * hook therefore decides, before protonj2's client sees a completed delivery, whether the link had any credit left for
+ * it: the hook knows the credit after every event that changes it (its own grants, the broker's flows, each transfer,
+ * since protonj2 re-grants credit by itself only when it re-creates a link, before the hooks go on). A delivery that
+ * arrives when that credit was 0 and that the broker did not settle is released at once on the I/O thread, its
+ * payload read (its bytes given back to the session window) and its pooled buffer freed, and never queued in the
+ * client: no store call, no handler, no slot. The link's events are told. The runtime sends no flow while its own
+ * credit is used up, so the broker's excess stops once it has burnt what it granted itself.
+ *
+ * <p>Reflection reaches {@code client.impl} and {@code engine.impl} types ({@link EngineAccess} for the hooks,
+ * {@link EngineDeliveries} for a delivery's engine). If anything is missing (another protonj2 version)
+ * {@link ProtonInternals#hooksAvailable()} is false, that is logged once, and the runtime falls back to its periodic credit check.
+ * {@value ProtonInternals#DISABLE_PROPERTY}{@code =false} turns the hooks off for the consumers built while it is set.
+ *
+ * <p>Each install also puts {@link WholeFrames} in front of the connection's frame decoder (once per engine), a
+ * workaround for a protonj2 1.1.0 composite-buffer bug that fails the connection on a frame split over three or more
+ * socket reads.
+ *
+ * <p>Counters are confined to the I/O thread.
  */
-final class LinkHooks {
+final class LinkHooks implements HookedLink {
 
     private static final Logger LOG = LoggerFactory.getLogger(LinkHooks.class);
-
-    /** What became of a disposition handed to {@link #settle}. */
-    enum Handover {
-        /** Queued on the I/O thread, which writes it or drops it. */
-        QUEUED,
-        /** The I/O thread refused the task: nothing will be written. */
-        REFUSED,
-        /** The engine delivery cannot be read: settle through protonj2's client API instead. */
-        UNSUPPORTED
-    }
 
     private final EngineAccess access;
     private final Receiver receiver;
@@ -56,7 +84,7 @@ final class LinkHooks {
     static LinkHooks install(EngineAccess access, Receiver receiver, HookEvents listener) {
         LinkHooks hooked = new LinkHooks(access, receiver, listener);
         access.onRemoteClose(receiver, r -> {
-            org.apache.qpid.protonj2.types.transport.ErrorCondition error = hooked.engine().getRemoteCondition();
+            ErrorCondition error = hooked.engine().getRemoteCondition();
             String condition = error == null || error.getCondition() == null ? null : error.getCondition().toString();
             listener.closedByPeer(condition, error == null ? null : error.getDescription());
         });
@@ -68,7 +96,7 @@ final class LinkHooks {
         return access.engine(receiver);
     }
 
-    /** Runs {@code task} on the connection's I/O thread (a failure is logged at DEBUG); also for tests. */
+    /** Runs {@code task} on the connection's I/O thread (a failure is logged at DEBUG). */
     void onIoThread(Runnable task) {
         io.execute(() -> {
             try {
@@ -79,8 +107,8 @@ final class LinkHooks {
         });
     }
 
-    /** Grants {@code credits} without waiting (on the I/O thread; dropped if the link has closed). */
-    void grant(int credits) {
+    @Override
+    public void grant(int credits) {
         onIoThread(() -> {
             org.apache.qpid.protonj2.engine.Receiver engine = engine();
             if (engine.isLocallyOpen()) {
@@ -91,32 +119,34 @@ final class LinkHooks {
     }
 
     /**
-     * Settles a delivery of this receiver with {@code state} on the connection's I/O thread, batched with the link's
-     * other dispositions ({@link Dispositions}: one task and one flush per batch), and returns at once. The I/O thread
-     * first checks, there, that the delivery's engine and link are still alive: a connection that
-     * failed after the hand-over (protonj2 fails the engine on the I/O thread, so a saturated I/O thread can fail it
-     * while the task waits in its queue) makes the task drop the disposition, log it at DEBUG and run
-     * {@code dropped}, instead of letting the engine throw {@code EngineShutdownException}. This is what protonj2's
-     * {@code accept()} does outside a transaction (a settled disposition through the session's no-op transaction
-     * context), minus its credit top-up, which is off: the runtime opens receivers with credit window 0.
-     *
-     * @param delivery a delivery from this receiver
-     * @param state the outcome
-     * @param dropped runs on the I/O thread if the disposition was dropped there; must not block
-     * @return {@link Handover#QUEUED}; {@link Handover#REFUSED} if the I/O thread takes no more tasks (the connection
-     *     is closed); {@link Handover#UNSUPPORTED} if the engine delivery cannot be read (use the client API)
+     * Hands a settled disposition to the link's {@link Dispositions} (see {@link HookedLink#settle}): the
+     * I/O thread checks, at the moment of writing, that the delivery's engine and link are still alive, because
+     * protonj2 fails the engine on the I/O thread, so a saturated I/O thread can fail it while the task waits in its
+     * queue. Writing on the engine delivery bypasses the session's transaction context, which is right outside
+     * transactions (a transactional subscription settles through the client API).
      */
-    Handover settle(org.apache.qpid.protonj2.client.Delivery delivery,
-                    org.apache.qpid.protonj2.types.transport.DeliveryState state, Runnable dropped) {
+    @Override
+    public Handover settle(Delivery delivery, Outcome outcome, String condition, String description,
+                                           Runnable dropped) {
         IncomingDelivery incoming = EngineDeliveries.engineDelivery(delivery);
         if (incoming == null) {
             return Handover.UNSUPPORTED;
         }
-        return dispositions.add(incoming, state, dropped) ? Handover.QUEUED : Handover.REFUSED;
+        return dispositions.add(incoming, state(outcome, condition, description), dropped)
+                ? Handover.QUEUED : Handover.REFUSED;
     }
 
-    /** Drains the link; the answer goes to {@link HookEvents#drained}. */
-    void drain() {
+    private static DeliveryState state(Outcome outcome, String condition, String description) {
+        return switch (outcome) {
+            case ACCEPTED -> Accepted.getInstance();
+            case RELEASED -> Released.getInstance();
+            case MODIFIED -> new Modified().setDeliveryFailed(true).setUndeliverableHere(false);
+            case REJECTED -> new Rejected().setError(new ErrorCondition(condition, description));
+        };
+    }
+
+    @Override
+    public void drain() {
         onIoThread(() -> {
             org.apache.qpid.protonj2.engine.Receiver engine = engine();
             if (!engine.isLocallyOpen() || drainCredit >= 0) {

@@ -1,7 +1,8 @@
-package org.acemq.amqp.consumer.internal;
+package org.acemq.amqp.consumer.internal.engine;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.acemq.amqp.consumer.internal.Errors;
 import org.apache.qpid.protonj2.engine.IncomingDelivery;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
