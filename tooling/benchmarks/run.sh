@@ -14,9 +14,11 @@
 #   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
 #   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer
 #   (--modes takes rows or groups: memory, spring, camel, postgres, peers, mariadb, redis, redis-cluster, stores,
-#    batch; --messages/--pg-messages/--rounds)
+#    batch, send; --messages/--pg-messages/--rounds)
 #   tooling/benchmarks/run.sh e2e --durability durable --modes batch --only throughput   # batch handler (100 per call)
 #                                #   beside single-message handling, JdbcIdempotencyStore defaults on durable PostgreSQL
+#   tooling/benchmarks/run.sh e2e --durability durable --modes send --only throughput   # one send per message
+#                                #   (JdbcTransactionalHandler + outbox; plain handler, direct send) beside consume only
 #   tooling/benchmarks/run.sh e2e --durability durable --modes postgres-default-4,camel-jdbc-4,stores --only throughput \
 #       --messages 50000 --pg-messages 20000     # every store's row (MariaDB, Redis, Redis Cluster 1 and 3 masters)
 #   tooling/benchmarks/run.sh e2e --durability durable --modes memory,postgres --only throughput --fingerprint on,off

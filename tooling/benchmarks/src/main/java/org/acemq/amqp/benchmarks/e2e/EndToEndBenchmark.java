@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
+import org.acemq.amqp.api.OutgoingMessage;
 import org.acemq.amqp.consumer.AmqpConsumer;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Fingerprint;
@@ -30,6 +31,7 @@ import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
+import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
 import org.acemq.amqp.store.redis.RedisIdempotencyStore;
 import org.apache.camel.processor.idempotent.jdbc.JdbcMessageIdRepository;
 import org.apache.camel.support.processor.idempotent.MemoryIdempotentRepository;
@@ -254,6 +256,11 @@ public final class EndToEndBenchmark {
         final Map<String, List<Sample>> samples = new LinkedHashMap<>();
         String brokerConfig = "";
         String loadBefore = "";
+        /**
+         * Per sending row, over all its measurements (warm-up included): measurements, messages sent (one per
+         * message handled), distinct message-ids that arrived on the row's sent queue, extra copies among them.
+         */
+        final Map<String, long[]> sent = new LinkedHashMap<>();
 
         Phase(boolean durable, List<String> modes) {
             this.durable = durable;
@@ -439,6 +446,14 @@ public final class EndToEndBenchmark {
         if (mode.startsWith("postgres-default-")) {
             return "**AceMQ + JdbcIdempotencyStore, its defaults** (pool " + options.pgPool + ")";
         }
+        if (Modes.sends(mode) > 0 || Modes.transactional(mode)) {
+            String handler = Modes.transactional(mode) ? "`JdbcTransactionalHandler` writing one row" : "a handler";
+            String send = Modes.sends(mode) == 0 ? ""
+                    : Modes.transactional(mode) ? " and sending one message (outbox, then dispatch)"
+                    : " sending one message (direct, before the confirm)";
+            return "**AceMQ + JdbcIdempotencyStore, its defaults, " + handler + send + "** (pool " + options.pgPool
+                    + ")";
+        }
         if (mode.startsWith("postgres-batch")) {
             return "**AceMQ + JdbcIdempotencyStore, its defaults, batch handler of up to " + Modes.batchSize(mode)
                     + " messages** (pool " + options.pgPool + ")";
@@ -551,6 +566,7 @@ public final class EndToEndBenchmark {
                     num(p.medianOf("postgres-batch100-4", Sample::commitsPerMsg), 3),
                     num(p.medianOf("postgres-default-4", Sample::commitsPerMsg), 3)));
         }
+        sb.append(sendTargets(p));
         String tuned = "postgres-tuned-" + options.pgTunedThreads;
         what = "durable PostgreSQL, best documented setting, ≤ 64 handler threads: ≥ 25,000 msg/s and ≤ 0.05 commits/msg";
         if (p == null || !p.samples.containsKey(tuned)) {
@@ -582,6 +598,29 @@ public final class EndToEndBenchmark {
                     .append(" |\n");
         }
         sb.append('\n');
+        return sb.toString();
+    }
+
+    /** The sending target, one line per sending row measured beside its consume-only twin in the durable phase. */
+    private String sendTargets(Phase p) {
+        StringBuilder sb = new StringBuilder();
+        if (p == null) {
+            return "";
+        }
+        for (String send : p.samples.keySet()) {
+            if (Modes.sends(send) == 0 || !p.samples.containsKey(Modes.consumeOnlyTwin(send))) {
+                continue;
+            }
+            String only = Modes.consumeOnlyTwin(send);
+            double r = p.rate(send) / p.rate(only);
+            double cSend = p.medianOf(send, Sample::commitsPerMsg);
+            double cOnly = p.medianOf(only, Sample::commitsPerMsg);
+            sb.append(String.format(Locale.ROOT, "| durable PostgreSQL, store defaults, %d handler threads: consume + "
+                    + "one send per message ≥ 0.5 × consume only, commits/msg not above (`%s` against `%s`) | %s "
+                    + "against %s msg/s: %.2f × (commits/msg %s against %s) | %s |%n", Modes.threads(send), send, only,
+                    fmt(p.rate(send)), fmt(p.rate(only)), r, num(cSend, 3), num(cOnly, 3),
+                    r >= 0.5 && cSend <= cOnly ? "**met**" : "not met"));
+        }
         return sb.toString();
     }
 
@@ -661,6 +700,7 @@ public final class EndToEndBenchmark {
                     + "PostgreSQL CPU: user + system time of the postmaster and all its processes, living or ended, "
                     + "over the timed window.\n\n");
         }
+        sb.append(sendingComparison(phase));
         sb.append(storeTable(phase));
         return sb.toString();
     }
@@ -834,17 +874,170 @@ public final class EndToEndBenchmark {
                 JdbcIdempotencyStore store = (tuned ? GroupCommit.parse(options.pgTunedGroupCommit).apply(builder)
                         : builder).build();
                 store.createSchema();
+                MessageHandler handler = postgresHandler(mode, store, pool, rowsTable(table), sentQueue(queue));
                 commits0 = postgres.settledCommits();
-                s = runtime(mode, queue, n, threads, CREDIT - threads, store, e -> { }, postgres);
+                s = runtime(mode, queue, n, threads, CREDIT - threads, store, handler, postgres);
             }
         }
         s = s.withCommits(postgres.settledCommits() - commits0 - poolOverhead);
+        if (Modes.transactional(mode)) {
+            checkRows(rowsTable(table), n, mode);
+        }
+        if (Modes.sends(mode) > 0) {
+            checkSent(phase, sentQueue(queue), n * Modes.sends(mode), mode);
+        }
         postgres.execute("DROP TABLE IF EXISTS " + table);
         postgres.execute("DROP TABLE IF EXISTS " + table + "_outbox"); // the store's outbox, made by createSchema()
         if (mode.startsWith("camel")) {
             checkDrained(queue, mode);
         }
         return s;
+    }
+
+    /** @return the business table of a {@code postgres-tx-*} row measured with the store table {@code table} */
+    private static String rowsTable(String table) {
+        return table + "_rows";
+    }
+
+    /** @return the queue a sending row measured on {@code queue} sends to: its own, on the same broker */
+    private static String sentQueue(String queue) {
+        return queue + ".sent";
+    }
+
+    /**
+     * The handler of an AceMQ row on PostgreSQL: a no-op for the store rows; for {@code postgres-tx-*} a
+     * {@link JdbcTransactionalHandler} (on the store's pool) that inserts one row per message into {@code rows},
+     * created here; for the sending rows one {@code envelope.send} per message to {@code sentQueue}, a 100-byte
+     * {@code Data} body like the incoming ones.
+     */
+    private MessageHandler postgresHandler(String mode, JdbcIdempotencyStore store, HikariDataSource pool, String rows,
+            String sentQueue) throws Exception {
+        int sends = Modes.sends(mode);
+        if (!Modes.transactional(mode)) {
+            return sends == 0 ? e -> { } : e -> {
+                for (int i = 0; i < sends; i++) {
+                    e.send(sentQueue, OutgoingMessage.of(new byte[BODY]));
+                }
+            };
+        }
+        postgres.execute("CREATE TABLE " + rows + " (id text PRIMARY KEY, message_id text NOT NULL)");
+        String insert = "INSERT INTO " + rows + " (id, message_id) VALUES (?, ?)";
+        return JdbcTransactionalHandler.of(store, pool, (envelope, connection) -> {
+            try (java.sql.PreparedStatement ps = connection.prepareStatement(insert)) {
+                ps.setString(1, envelope.id());
+                ps.setString(2, String.valueOf(envelope.messageId()));
+                ps.executeUpdate();
+            }
+            for (int i = 0; i < sends; i++) {
+                envelope.send(sentQueue, OutgoingMessage.of(new byte[BODY]));
+            }
+        });
+    }
+
+    /**
+     * Fails unless the business table of a {@code postgres-tx-*} row holds exactly one row per message (read after the
+     * commits were counted, so the read is not among them), then drops it.
+     */
+    private void checkRows(String rows, int n, String mode) throws Exception {
+        long count;
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection(postgres.url(), postgres.user(),
+                postgres.password());
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT count(*) FROM " + rows)) {
+            rs.next();
+            count = rs.getLong(1);
+        }
+        postgres.execute("DROP TABLE IF EXISTS " + rows);
+        if (count != n) {
+            throw new IllegalStateException(mode + ": " + count + " business rows for " + n + " messages");
+        }
+    }
+
+    /**
+     * Takes every message a sending row sent off its queue (after the measurement, outside the timed window) and
+     * fails unless each of the {@code expected} message-ids arrived; copies of an id (a dispatch repeated, which the
+     * guarantee allows and an idempotent receiver absorbs) are counted, not failed.
+     */
+    private void checkSent(Phase phase, String queue, int expected, String mode) throws Exception {
+        java.util.Set<Object> ids = new java.util.HashSet<>();
+        long received = 0;
+        try (Connection c = client.connect(HOST, broker.port());
+             Receiver r = c.openReceiver(queue, new ReceiverOptions().creditWindow(CREDIT))) {
+            while (ids.size() < expected) {
+                Delivery d = r.receive(30, TimeUnit.SECONDS);
+                if (d == null) {
+                    throw new IllegalStateException(mode + ": only " + ids.size() + " of the " + expected
+                            + " messages its handler sent arrived on " + queue);
+                }
+                received++;
+                ids.add(d.message().messageId());
+            }
+            for (Delivery d = r.receive(300, TimeUnit.MILLISECONDS); d != null;
+                    d = r.receive(300, TimeUnit.MILLISECONDS)) {
+                received++;
+                ids.add(d.message().messageId());
+            }
+        }
+        if (ids.size() != expected) {
+            throw new IllegalStateException(mode + ": " + ids.size() + " distinct message-ids arrived on " + queue
+                    + ", but its handler sent " + expected);
+        }
+        long[] t = phase.sent.computeIfAbsent(mode, k -> new long[4]);
+        t[0]++;
+        t[1] += expected;
+        t[2] += ids.size();
+        t[3] += received - ids.size();
+    }
+
+    /**
+     * Each sending row measured in this phase beside its consume-only twin: both rates, their ratio (of the medians,
+     * and round by round: the two run one right after the other), both rows' commits per message, and what arrived on
+     * the sent queues; against the target of at least half the consume-only rate at no more commits per message.
+     */
+    String sendingComparison(Phase phase) {
+        StringBuilder sb = new StringBuilder();
+        for (String send : phase.samples.keySet()) {
+            if (Modes.sends(send) == 0 || !phase.samples.containsKey(Modes.consumeOnlyTwin(send))) {
+                continue;
+            }
+            String only = Modes.consumeOnlyTwin(send);
+            List<Sample> a = phase.samples.get(send);
+            List<Sample> b = phase.samples.get(only);
+            StringBuilder rounds = new StringBuilder();
+            for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+                rounds.append(rounds.length() == 0 ? "" : " ").append(num(a.get(i).rate() / b.get(i).rate(), 2));
+            }
+            double ratio = phase.rate(send) / phase.rate(only);
+            double cSend = median(a, Sample::commitsPerMsg);
+            double cOnly = median(b, Sample::commitsPerMsg);
+            boolean met = ratio >= 0.5 && cSend <= cOnly;
+            long[] t = phase.sent.getOrDefault(send, new long[4]);
+            log(String.format(Locale.ROOT, "%s sending / consume only: %s / %s = %.2f (rounds %s); commits/msg %.3f"
+                    + " / %.3f; sent %,d, arrived %,d distinct, %,d extra copies -> %s", phase.name(), send, only,
+                    ratio, rounds, cSend, cOnly, t[1], t[2], t[3], met ? "met" : "not met"));
+            if (sb.length() == 0) {
+                sb.append("#### Sending: one send per message against consume only (medians)\n\n"
+                        + "| sending row / consume-only row | sending msg/s | consume only msg/s | sending / consume only "
+                        + "| by round | commits/msg sending / consume only | client / PostgreSQL µs/msg sending "
+                        + "(consume only) | sent, arrived (distinct), extra copies | target ≥ 0.5 × and commits/msg "
+                        + "not above |\n|---|---:|---:|---:|---|---|---|---|---|\n");
+            }
+            sb.append(String.format(Locale.ROOT, "| `%s` / `%s` | %s | %s | **%s** | %s | %s / %s | %s / %s (%s / %s) "
+                    + "| %,d, %,d, %,d | %s |%n", send, only, fmt(phase.rate(send)), fmt(phase.rate(only)),
+                    num(ratio, 2), rounds, num(cSend, 3), num(cOnly, 3), num(median(a, Sample::clientMicrosPerMsg), 1),
+                    num(median(a, Sample::pgMicrosPerMsg), 1), num(median(b, Sample::clientMicrosPerMsg), 1),
+                    num(median(b, Sample::pgMicrosPerMsg), 1), t[1], t[2], t[3], met ? "**met**" : "not met"));
+        }
+        if (sb.length() > 0) {
+            sb.append("\nThe sending rows' handlers send one message (100-byte `Data` body) per message handled to a "
+                    + "queue of their own on the same broker; after each measurement (outside the timed window) the "
+                    + "harness takes them all off that queue and fails the run unless every message-id arrived "
+                    + "(sent and arrived count every measurement of the row, warm-up included). The timed window ends "
+                    + "when the last incoming message is accepted, which comes after its sends were accepted by the "
+                    + "broker, so the sends are inside it. `postgres-tx-*` rows also check that their business table "
+                    + "holds one row per message.\n\n");
+        }
+        return sb.toString();
     }
 
     /** AceMQ with the JDBC store's defaults, or Camel's JDBC repository, on the durable MariaDB. */

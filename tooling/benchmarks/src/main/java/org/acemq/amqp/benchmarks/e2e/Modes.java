@@ -22,6 +22,12 @@ import java.util.regex.Pattern;
  * <li>{@code postgres-batchB-N}: AceMQ with JdbcIdempotencyStore built with its defaults and a batch handler that gets
  *     up to B messages per call ({@code Subscription.batchBuilder}, {@code batchSize(B)}); group {@code batch}
  *     measures {@code postgres-batch100-4} beside {@code postgres-default-4}</li>
+ * <li>{@code postgres-tx-N}: AceMQ with JdbcIdempotencyStore built with its defaults and a {@code JdbcTransactionalHandler}
+ *     that writes one business row per message (consume only); {@code postgres-tx-send-N}: the same handler also
+ *     sending one message per message through the envelope (the JDBC transactional outbox, then the runtime's
+ *     dispatcher); {@code postgres-send-N}: store defaults and a plain handler that sends one message per message
+ *     (sent after the handler, before the confirm), against {@code postgres-default-N}. Group {@code send} measures
+ *     the four with 4 handler threads</li>
  * <li>{@code memory-fp-off-N}, {@code postgres-default-fp-off-N}, {@code postgres-tuned-fp-off-N}: the same AceMQ row
  *     with {@code Fingerprint.off()} (the rows without it run the default, {@code Fingerprint.body()})</li>
  * <li>{@code mariadb-default-N}: AceMQ with JdbcIdempotencyStore's defaults on a durable private MariaDB;
@@ -32,7 +38,8 @@ import java.util.regex.Pattern;
  *
  * Groups: {@code memory}, {@code spring}, {@code camel}, {@code postgres}, {@code peers} (spring + camel),
  * {@code mariadb} (AceMQ and Camel on MariaDB), {@code redis} (standalone), {@code redis-cluster} (1 and 3 masters),
- * {@code stores} (the last three), {@code batch} (batches of 100 and single messages on PostgreSQL).
+ * {@code stores} (the last three), {@code batch} (batches of 100 and single messages on PostgreSQL), {@code send} (one
+ * send per message against consume only, on PostgreSQL).
  * {@code --fingerprint on,off} runs each AceMQ row of the phase with the fingerprint on and off, side by side;
  * {@code --fingerprint off} only off ({@link #withFingerprint}).
  */
@@ -45,6 +52,7 @@ final class Modes {
             "(raw|raw-pool(\\d+)|memory-(?:fp-off-)?(\\d+)|spring-(\\d+)|camel-memory-(\\d+)|camel-jdbc-(\\d+)"
                     + "|postgres-default-(?:fp-off-)?(\\d+)|postgres-tuned-(?:fp-off-)?(\\d+)"
                     + "|postgres-batch[1-9]\\d*-(?:fp-off-)?(\\d+)"
+                    + "|postgres-tx(?:-send)?-(?:fp-off-)?(\\d+)|postgres-send-(?:fp-off-)?(\\d+)"
                     + "|mariadb-default-(\\d+)|camel-mariadb-(\\d+)|redis-default-(\\d+)"
                     + "|redis-cluster[1-9]\\d*-(\\d+))");
 
@@ -54,6 +62,12 @@ final class Modes {
     static final List<String> REDIS_CLUSTER = List.of("redis-cluster1-4", "redis-cluster3-4");
     /** A batch handler's row and the single-message row it is compared with, on durable PostgreSQL. */
     static final List<String> BATCH = List.of("postgres-default-4", "postgres-batch100-4");
+    /**
+     * The sending rows, each right after the consume-only row it is compared with, on durable PostgreSQL: the plain
+     * handler's direct send, then the transactional handler's send through the outbox.
+     */
+    static final List<String> SEND = List.of("postgres-default-4", "postgres-send-4", "postgres-tx-4",
+            "postgres-tx-send-4");
 
     /** The infix of a row run with {@code Fingerprint.off()}. */
     private static final String FP_OFF = "fp-off-";
@@ -100,6 +114,7 @@ final class Modes {
                 case "redis" -> out.addAll(REDIS);
                 case "redis-cluster" -> out.addAll(REDIS_CLUSTER);
                 case "batch" -> out.addAll(BATCH);
+                case "send" -> out.addAll(SEND);
                 case "stores" -> {
                     out.addAll(MARIADB);
                     out.addAll(REDIS);
@@ -127,9 +142,10 @@ final class Modes {
         if (!m.matches()) {
             throw new IllegalArgumentException("unknown mode " + mode + "; known: raw, raw-poolN, memory-N, spring-N,"
                     + " camel-memory-N, camel-jdbc-N, postgres-default-N, postgres-tuned-N, postgres-batchB-N,"
+                    + " postgres-tx-N, postgres-tx-send-N, postgres-send-N,"
                     + " memory-fp-off-N, postgres-default-fp-off-N, postgres-tuned-fp-off-N, mariadb-default-N, camel-mariadb-N,"
                     + " redis-default-N, redis-clusterM-N and the groups memory, spring, camel,"
-                    + " postgres, peers, mariadb, redis, redis-cluster, stores, batch");
+                    + " postgres, peers, mariadb, redis, redis-cluster, stores, batch, send");
         }
         if (mode.equals("raw")) {
             return 1;
@@ -257,6 +273,35 @@ final class Modes {
             return 0;
         }
         return Integer.parseInt(mode.substring("postgres-batch".length(), mode.indexOf('-', "postgres-batch".length())));
+    }
+
+    /**
+     * @return whether the row's handler is a {@code JdbcTransactionalHandler} writing one business row per message
+     *     ({@code postgres-tx-N}, {@code postgres-tx-send-N})
+     */
+    static boolean transactional(String mode) {
+        return mode.startsWith("postgres-tx-");
+    }
+
+    /** @return the messages the row's handler sends per message it handles: 1 for the sending rows, else 0 */
+    static int sends(String mode) {
+        return mode.startsWith("postgres-tx-send-") || mode.startsWith("postgres-send-") ? 1 : 0;
+    }
+
+    /**
+     * @param mode a sending row
+     * @return the row with the same store, handler, threads and fingerprint that sends nothing: {@code postgres-tx-N}
+     *     for {@code postgres-tx-send-N}, {@code postgres-default-N} for {@code postgres-send-N}
+     * @throws IllegalArgumentException for a row that sends nothing
+     */
+    static String consumeOnlyTwin(String mode) {
+        if (mode.startsWith("postgres-tx-send-")) {
+            return "postgres-tx-" + mode.substring("postgres-tx-send-".length());
+        }
+        if (mode.startsWith("postgres-send-")) {
+            return "postgres-default-" + mode.substring("postgres-send-".length());
+        }
+        throw new IllegalArgumentException(mode + " sends nothing");
     }
 
     /** @return the masters of a {@code redis-clusterM-N} row, 0 for the standalone {@code redis-default-N} */

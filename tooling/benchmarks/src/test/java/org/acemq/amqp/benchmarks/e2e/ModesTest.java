@@ -85,6 +85,46 @@ class ModesTest {
     }
 
     @Test
+    void theSendGroupPutsEachSendingRowRightAfterItsConsumeOnlyRowOnPostgres() {
+        assertThat(Modes.resolve(List.of("send"), true, 64, true)).containsExactly("raw", "raw-pool4",
+                "postgres-default-4", "postgres-send-4", "postgres-tx-4", "postgres-tx-send-4");
+        assertThat(Modes.resolve(List.of("send"), true, 64, false)).containsExactly("raw", "raw-pool4");
+        for (String m : List.of("postgres-tx-4", "postgres-tx-send-4", "postgres-send-4")) {
+            assertThat(Modes.threads(m)).isEqualTo(4);
+            assertThat(Modes.server(m)).isEqualTo(Modes.Server.POSTGRES);
+            assertThat(Modes.baseline(m)).isEqualTo("raw-pool4");
+            assertThat(Modes.batchSize(m)).isZero();
+        }
+        assertThat(Modes.threads("postgres-tx-send-16")).isEqualTo(16);
+        assertThat(Modes.sends("postgres-tx-send-4")).isEqualTo(1);
+        assertThat(Modes.sends("postgres-send-4")).isEqualTo(1);
+        assertThat(Modes.sends("postgres-tx-4")).isZero();
+        assertThat(Modes.sends("postgres-default-4")).isZero();
+        assertThat(Modes.transactional("postgres-tx-4")).isTrue();
+        assertThat(Modes.transactional("postgres-tx-send-4")).isTrue();
+        assertThat(Modes.transactional("postgres-send-4")).isFalse();
+        assertThat(Modes.transactional("postgres-default-4")).isFalse();
+        assertThat(Modes.consumeOnlyTwin("postgres-tx-send-4")).isEqualTo("postgres-tx-4");
+        assertThat(Modes.consumeOnlyTwin("postgres-send-8")).isEqualTo("postgres-default-8");
+        assertThatThrownBy(() -> Modes.consumeOnlyTwin("postgres-tx-4")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("postgres-tx-4 sends nothing");
+        assertThatThrownBy(() -> Modes.threads("postgres-tx-send-0")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("mode postgres-tx-send-0 needs at least 1 thread");
+        assertThatThrownBy(() -> Modes.threads("postgres-send-tx-4")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("unknown mode postgres-send-tx-4");
+    }
+
+    @Test
+    void sendingRowsHaveFingerprintOffTwinsThatKeepTheirPairing() {
+        assertThat(Modes.fingerprintOffTwin("postgres-tx-send-4")).isEqualTo("postgres-tx-send-fp-off-4");
+        assertThat(Modes.threads("postgres-tx-send-fp-off-4")).isEqualTo(4);
+        assertThat(Modes.threads("postgres-send-fp-off-4")).isEqualTo(4);
+        assertThat(Modes.sends("postgres-tx-send-fp-off-4")).isEqualTo(1);
+        assertThat(Modes.consumeOnlyTwin("postgres-tx-send-fp-off-4")).isEqualTo("postgres-tx-fp-off-4");
+        assertThat(Modes.consumeOnlyTwin("postgres-send-fp-off-4")).isEqualTo("postgres-default-fp-off-4");
+    }
+
+    @Test
     void unknownOrZeroThreadModesAreRefusedByName() {
         assertThatThrownBy(() -> Modes.resolve(List.of("kafka-4"), true, 64, true))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("unknown mode kafka-4");

@@ -88,6 +88,35 @@ class OptionsTest {
         assertThat(b.fingerprintComparison(phase)).isEmpty();
     }
 
+    @Test
+    void sendingComparisonSetsEachSendingRowAgainstItsConsumeOnlyTwin() {
+        EndToEndBenchmark b = new EndToEndBenchmark(parse("--modes", "send"));
+        EndToEndBenchmark.Phase phase = new EndToEndBenchmark.Phase(true, List.of());
+        phase.samples.put("postgres-tx-4", List.of(sample("postgres-tx-4", 100, 100), sample("postgres-tx-4", 120, 120)));
+        phase.samples.put("postgres-tx-send-4", List.of(sample("postgres-tx-send-4", 60, 61),
+                sample("postgres-tx-send-4", 60, 60)));
+        phase.sent.put("postgres-tx-send-4", new long[] {2, 120, 120, 0});
+        String text = b.sendingComparison(phase);
+        // medians: 110 against 60 msg/s; commits 1.000 against 1.008 per message: the rate is met, the commits not
+        assertThat(text).contains("| `postgres-tx-send-4` / `postgres-tx-4` | 60 | 110 | **0.55** | 0.60 0.50 "
+                + "| 1.008 / 1.000 |");
+        assertThat(text).contains("| 120, 120, 0 | not met |");
+        phase.samples.put("postgres-tx-send-4", List.of(sample("postgres-tx-send-4", 60, 60),
+                sample("postgres-tx-send-4", 60, 60)));
+        assertThat(b.sendingComparison(phase)).contains("| **0.55** |").contains("| 1.000 / 1.000 |")
+                .contains("| **met** |");
+        phase.samples.put("postgres-tx-send-4", List.of(sample("postgres-tx-send-4", 50, 50),
+                sample("postgres-tx-send-4", 50, 50)));
+        assertThat(b.sendingComparison(phase)).contains("| **0.45** |").contains("| not met |");
+        phase.samples.remove("postgres-tx-4");
+        assertThat(b.sendingComparison(phase)).isEmpty();
+    }
+
+    /** A sample of {@code messages} in one second with {@code commits} commits. */
+    private static Sample sample(String mode, int messages, long commits) {
+        return sample(mode, messages).withCommits(commits);
+    }
+
     private static Sample sample(String mode, int messages) {
         BenchEnv.Sched none = new BenchEnv.Sched(0, 0, 0);
         return new Sample(mode, 4, messages, 1_000_000_000L, messages * 1_000L, 0, none, none, -1, -1, -1);
