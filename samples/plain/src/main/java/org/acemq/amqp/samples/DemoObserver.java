@@ -8,6 +8,8 @@ import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.consumer.ConsumerObserver;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.StoreOperation;
 
@@ -127,6 +129,11 @@ final class DemoObserver implements ConsumerObserver {
     @Override
     public void paused(boolean paused) {
         next.paused(paused);
+    }
+
+    @Override
+    public void sent(SendPath path, SendResult result, long nanos) {
+        next.sent(path, result, nanos);
     }
 
     long settled(SettleReason reason) {
