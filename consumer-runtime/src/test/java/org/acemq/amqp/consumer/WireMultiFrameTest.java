@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.Envelope;
 import org.acemq.amqp.consumer.testing.RecordingObserver;
 import org.acemq.amqp.store.inmemory.InMemoryIdempotencyStore;
+import org.acemq.amqp.testinfra.LargeMessages;
 import org.apache.qpid.protonj2.buffer.ProtonBuffer;
 import org.apache.qpid.protonj2.client.AdvancedMessage;
 import org.apache.qpid.protonj2.client.Message;

@@ -1,4 +1,4 @@
-package org.acemq.amqp.interop;
+package org.acemq.amqp.testinfra;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -19,13 +19,13 @@ import org.apache.qpid.protonj2.types.messaging.AmqpValue;
 
 /**
  * Large messages of every body type and with large sections, generated from their kind and size alone (so a handler
- * can regenerate what was sent and compare it with what it got, without the test keeping megabytes around). The same
- * generator as the runtime's {@code LargeMessagesIT} on embedded Artemis (test classes are not shared across modules).
+ * can regenerate what was sent and compare it with what it got, without the test keeping megabytes around). Shared by
+ * the runtime's {@code LargeMessagesIT} (embedded Artemis) and the interoperability suite's RabbitMQ run.
  */
-final class LargeMessages {
+public final class LargeMessages {
 
     /** What is large in the message. */
-    enum Kind {
+    public enum Kind {
         /** A data section of random bytes. */
         DATA,
         /** An amqp-value string (with multi-byte characters). */
@@ -42,16 +42,18 @@ final class LargeMessages {
         ANNOTATIONS
     }
 
+    public static final List<Integer> SIZES = List.of(60 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024);
+
     private LargeMessages() {
     }
 
     /** @return the message id of this kind and size */
-    static String id(Kind kind, int size) {
+    public static String id(Kind kind, int size) {
         return kind + "-" + size;
     }
 
     /** @return the message of this kind and about this many bytes, with {@link #id} as its message-id */
-    static Message<Object> message(Kind kind, int size) throws ClientException {
+    public static Message<Object> message(Kind kind, int size) throws ClientException {
         Random random = new Random(31L * kind.ordinal() + size);
         Message<Object> m = switch (kind) {
             case DATA -> {
@@ -85,7 +87,7 @@ final class LargeMessages {
      * symbols as the JDK types the envelope gives), every application property, and every annotation sent (a broker
      * may add annotations of its own).
      */
-    static boolean sameAsSent(Kind kind, int size, Envelope e) throws ClientException {
+    public static boolean sameAsSent(Kind kind, int size, Envelope e) throws ClientException {
         Message<Object> sent = message(kind, size);
         if (!same(e.body(), sent.body())) {
             return false;
@@ -152,7 +154,7 @@ final class LargeMessages {
     }
 
     /** Whether {@code seen} (the envelope's JDK form) equals {@code sent} (protonj2's types), in order. */
-    static boolean same(Object seen, Object sent) {
+    public static boolean same(Object seen, Object sent) {
         if (sent == null || seen == null) {
             return sent == seen;
         }
