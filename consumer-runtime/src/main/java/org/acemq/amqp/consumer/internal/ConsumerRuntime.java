@@ -48,6 +48,11 @@ public final class ConsumerRuntime {
     /** Dispatches what handlers' transactions committed to the outbox; null when the store keeps no outbox. */
     private final OutboxRelay outboxRelay;
     private final ConsumerState state = new ConsumerState();
+    /**
+     * How long messages the broker accepted from the outbox wait for their dispatched mark, so that one mark (one
+     * commit) serves the many sent meanwhile; far below the sweep's minimum age, so the sweep does not take them.
+     */
+    static final Duration OUTBOX_MARK_DELAY = Duration.ofMillis(250);
     private Boolean closeResult;
 
     /** @param config validated settings */
@@ -74,7 +79,7 @@ public final class ConsumerRuntime {
             this.outboxSweep = new OutboxSweep(config.name(), outbox, dispatcher, outboxState, control.scheduler(),
                     config.ticker(), connector::connected, config.outboxSweepInterval(), config.outboxSweepMinAge());
             this.outboxRelay = new OutboxRelay(config.name(), outbox, dispatcher, connector::connected,
-                    config.connection().requestTimeout());
+                    config.connection().requestTimeout(), OUTBOX_MARK_DELAY);
         } else {
             this.outboxState = null;
             this.outboxSweep = null;

@@ -23,9 +23,11 @@ import org.slf4j.LoggerFactory;
  * them go out soon.
  *
  * <p>One relay per consumer. Its thread takes what waits in its queue, up to {@value #MAX_PER_ROUND} entries at once,
- * sends them together ({@link OutboxDispatcher}: each waited for until the broker settled it; what the broker does not
- * take stays pending, recorded and logged) and marks the accepted ones dispatched in one store call per round: the
- * more handlers commit at once, the fewer marks per message.
+ * and sends them together ({@link OutboxDispatcher}: each waited for until the broker settled it; what the broker does
+ * not take stays pending, recorded and logged). It marks the accepted ones dispatched in one store call once the first
+ * of them has waited {@code markDelay} or {@value #MARK_AT} wait, so that a mark (a commit) serves many messages
+ * rather than adding a commit per round. A process that dies before a mark leaves those entries pending: the sweep
+ * sends them again with the same ids, which an idempotent receiver absorbs.
  * <ul>
  *   <li>The queue holds at most {@value #MAX_QUEUED} entries. A handler thread that finds it full waits for room, at
  *       most {@code maxWait} (the connection's request timeout); then its entries are left to the outbox sweep. So a
@@ -45,6 +47,8 @@ final class OutboxRelay {
     static final int MAX_QUEUED = 10_000;
     /** The most entries one round sends. */
     static final int MAX_PER_ROUND = 500;
+    /** Accepted entries are marked dispatched once this many wait for their mark (or their mark delay is over). */
+    static final int MARK_AT = 1_000;
 
     private record Item(OutboxEntry entry, Outbound message, String who) {
     }
@@ -54,6 +58,7 @@ final class OutboxRelay {
     private final OutboxDispatcher dispatcher;
     private final BooleanSupplier connected;
     private final Duration maxWait;
+    private final Duration markDelay;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition work = lock.newCondition();
     private final Condition room = lock.newCondition();
@@ -66,7 +71,13 @@ final class OutboxRelay {
     private boolean closing;
     /** The thread ends (the queue is left to the sweep); guarded by the lock. */
     private boolean stopped;
+    /** The thread has ended (its last marks written); guarded by the lock. */
+    private boolean ended;
     private Thread thread;
+    /** Accepted, not marked yet; only the relay's thread touches it. */
+    private final List<OutboxEntry> unmarked = new ArrayList<>();
+    /** When {@link #unmarked} is to be marked, by {@link System#nanoTime()}; only the relay's thread touches it. */
+    private long markDue;
 
     /**
      * @param consumer the consumer's name, for the thread's name and log lines
@@ -74,14 +85,16 @@ final class OutboxRelay {
      * @param dispatcher sends entries and records those not taken
      * @param connected whether the broker connection is up now
      * @param maxWait how long a handler thread waits for room in a full queue
+     * @param markDelay how long accepted entries may wait for their mark, so that one mark serves many
      */
     OutboxRelay(String consumer, OutboxStore store, OutboxDispatcher dispatcher, BooleanSupplier connected,
-                Duration maxWait) {
+                Duration maxWait, Duration markDelay) {
         this.consumer = consumer;
         this.store = store;
         this.dispatcher = dispatcher;
         this.connected = connected;
         this.maxWait = maxWait;
+        this.markDelay = markDelay;
     }
 
     /** Starts the relay's thread. */
@@ -137,53 +150,99 @@ final class OutboxRelay {
     }
 
     private void loop() {
-        while (true) {
-            List<Item> round;
-            lock.lock();
-            try {
-                while (queue.isEmpty() && !closing) {
-                    try {
-                        work.await();
-                    } catch (InterruptedException e) {
-                        stopped = true;
-                    }
-                    if (stopped) {
-                        break;
-                    }
-                }
-                if (stopped || queue.isEmpty()) {
-                    busy = false;
-                    idle.signalAll();
+        try {
+            while (true) {
+                List<Item> round = take();
+                if (round == null) {
                     return;
                 }
-                int n = Math.min(queue.size(), MAX_PER_ROUND);
-                round = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    round.add(queue.pollFirst());
+                try {
+                    if (!round.isEmpty()) {
+                        send(round);
+                    }
+                    if (!unmarked.isEmpty() && (unmarked.size() >= MARK_AT || System.nanoTime() - markDue >= 0
+                            || ending())) {
+                        mark();
+                    }
+                } catch (RuntimeException | Error e) {
+                    LOG.error("Consumer '{}': the outbox relay failed on {} message(s); they stay in the outbox for "
+                            + "its sweep", consumer, round.size(), e);
+                } finally {
+                    lock.lock();
+                    try {
+                        busy = false;
+                        idle.signalAll();
+                    } finally {
+                        lock.unlock();
+                    }
                 }
-                busy = true;
-                room.signalAll();
+            }
+        } finally {
+            if (!unmarked.isEmpty()) {
+                mark();
+            }
+            lock.lock();
+            try {
+                busy = false;
+                ended = true;
+                idle.signalAll();
             } finally {
                 lock.unlock();
-            }
-            try {
-                send(round);
-            } catch (RuntimeException | Error e) {
-                LOG.error("Consumer '{}': the outbox relay failed to send {} message(s); they stay in the outbox for "
-                        + "its sweep", consumer, round.size(), e);
-            } finally {
-                lock.lock();
-                try {
-                    busy = false;
-                    idle.signalAll();
-                } finally {
-                    lock.unlock();
-                }
             }
         }
     }
 
-    /** One round: sends the entries, each subscription's together, then marks the accepted ones in one call. */
+    /**
+     * Waits for entries (or until the marks waiting are due) and takes a round.
+     *
+     * @return the round (empty when only marks are due), or null when the relay ends
+     */
+    private List<Item> take() {
+        lock.lock();
+        try {
+            while (queue.isEmpty() && !closing && !stopped) {
+                try {
+                    if (unmarked.isEmpty()) {
+                        work.await();
+                    } else {
+                        long left = markDue - System.nanoTime();
+                        if (left <= 0) {
+                            busy = true;
+                            return List.of(); // the marks are due
+                        }
+                        work.awaitNanos(left);
+                    }
+                } catch (InterruptedException e) {
+                    stopped = true;
+                }
+            }
+            if (stopped || queue.isEmpty()) {
+                return null;
+            }
+            int n = Math.min(queue.size(), MAX_PER_ROUND);
+            List<Item> round = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                round.add(queue.pollFirst());
+            }
+            busy = true;
+            room.signalAll();
+            return round;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** @return whether the relay is closing and nothing is left to send */
+    private boolean ending() {
+        lock.lock();
+        try {
+            return (closing || stopped) && queue.isEmpty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One round: sends the entries, each subscription's together; the accepted ones wait for their mark. */
     private void send(List<Item> round) {
         if (!connected.getAsBoolean()) {
             LOG.debug("Consumer '{}': disconnected; {} committed message(s) wait in the outbox for its sweep", consumer,
@@ -194,7 +253,6 @@ final class OutboxRelay {
         for (Item item : round) {
             byWho.computeIfAbsent(item.who(), w -> new ArrayList<>()).add(item);
         }
-        List<OutboxEntry> accepted = new ArrayList<>(round.size());
         for (Map.Entry<String, List<Item>> e : byWho.entrySet()) {
             List<Item> items = e.getValue();
             List<OutboxEntry> entries = new ArrayList<>(items.size());
@@ -203,17 +261,26 @@ final class OutboxRelay {
                 entries.add(item.entry());
                 messages.add(item.message());
             }
-            accepted.addAll(dispatcher.dispatch(entries, messages, SendPath.OUTBOX, e.getKey()));
+            List<OutboxEntry> accepted = dispatcher.dispatch(entries, messages, SendPath.OUTBOX, e.getKey());
+            if (!accepted.isEmpty()) {
+                if (unmarked.isEmpty()) {
+                    markDue = System.nanoTime() + markDelay.toNanos();
+                }
+                unmarked.addAll(accepted);
+            }
         }
-        if (accepted.isEmpty()) {
-            return;
-        }
+    }
+
+    /** Marks what was accepted since the last mark dispatched, in one store call. */
+    private void mark() {
+        List<OutboxEntry> entries = new ArrayList<>(unmarked);
+        unmarked.clear();
         try {
-            store.outboxDispatched(accepted);
+            store.outboxDispatched(entries);
         } catch (RuntimeException e) {
             // they stay pending: the sweep sends them again, and the receivers absorb the copies by their ids
             LOG.warn("Consumer '{}': could not mark {} sent message(s) dispatched in the outbox ({}); the sweep sends "
-                    + "them again", consumer, accepted.size(), Errors.describe(e));
+                    + "them again", consumer, entries.size(), Errors.describe(e));
         }
     }
 
@@ -230,7 +297,7 @@ final class OutboxRelay {
             closing = true;
             work.signalAll();
             room.signalAll();
-            while (busy || (!queue.isEmpty() && !stopped && thread != null && thread.isAlive())) {
+            while (thread != null && !ended) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     break;

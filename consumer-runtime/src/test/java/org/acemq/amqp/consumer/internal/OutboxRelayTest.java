@@ -32,8 +32,12 @@ class OutboxRelayTest {
     private OutboxRelay relay;
 
     private OutboxRelay relay(Duration maxWait) {
+        return relay(maxWait, Duration.ZERO);
+    }
+
+    private OutboxRelay relay(Duration maxWait, Duration markDelay) {
         relay = new OutboxRelay("orders-service", outbox, new OutboxDispatcher(outbox, outlet, null), connected::get,
-                maxWait);
+                maxWait, markDelay);
         return relay;
     }
 
@@ -97,6 +101,34 @@ class OutboxRelayTest {
         assertThat(outbox.calls).filteredOn(c -> c.startsWith("outboxDispatched"))
                 .as("the first transaction's mark, then one mark for the 20 that waited")
                 .containsExactly("outboxDispatched(1)", "outboxDispatched(20)");
+    }
+
+    @Test
+    void acceptedEntriesWaitForTheirMarkDelaySoThatOneMarkServesSeveralRounds() {
+        relay(Duration.ofSeconds(5), Duration.ofSeconds(60)).start();
+        List<Outbound> a = committed("orders|s:a", 1, "events");
+        List<Outbound> b = committed("orders|s:b", 2, "events");
+
+        post(a);
+        await().atMost(Duration.ofSeconds(10)).until(() -> outlet.sent.size() == 1);
+        post(b);
+        await().atMost(Duration.ofSeconds(10)).until(() -> outlet.sent.size() == 3);
+        assertThat(outbox.calls).as("sent, not marked yet").noneMatch(c -> c.startsWith("outboxDispatched"));
+        assertThat(outbox.dispatchedCount()).isZero();
+
+        assertThat(relay.close(System.nanoTime() + TimeUnit.SECONDS.toNanos(10))).isTrue();
+
+        assertThat(outbox.calls).as("marked at close, in one call").containsExactly("outboxDispatched(3)");
+        assertThat(outbox.dispatchedCount()).isEqualTo(3);
+    }
+
+    @Test
+    void marksAreWrittenOnceTheirDelayIsOverWithoutMoreWork() {
+        relay(Duration.ofSeconds(5), Duration.ofMillis(100)).start();
+        post(committed("orders|s:a", 2, "events"));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> outbox.dispatchedCount() == 2);
+        assertThat(outbox.calls).containsExactly("outboxDispatched(2)");
     }
 
     @Test

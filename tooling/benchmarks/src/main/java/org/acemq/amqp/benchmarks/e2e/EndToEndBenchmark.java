@@ -1033,8 +1033,9 @@ public final class EndToEndBenchmark {
                     + "queue of their own on the same broker; after each measurement (outside the timed window) the "
                     + "harness takes them all off that queue and fails the run unless every message-id arrived "
                     + "(sent and arrived count every measurement of the row, warm-up included). The timed window ends "
-                    + "when the last incoming message is accepted, which comes after its sends were accepted by the "
-                    + "broker, so the sends are inside it. `postgres-tx-*` rows also check that their business table "
+                    + "when the last incoming message is accepted and the broker has accepted every message the "
+                    + "handlers sent, so the sends are inside it (from the outbox they go out after the incoming "
+                    + "message's commit, on the consumer's outbox relay). `postgres-tx-*` rows also check that their business table "
                     + "holds one row per message.\n\n");
         }
         return sb.toString();
@@ -1198,13 +1199,26 @@ public final class EndToEndBenchmark {
         return sample;
     }
 
-    /** Counts deliveries the runtime settled as processed; anything else is a benchmark error. */
+    /**
+     * Counts deliveries the runtime settled as processed (anything else is a benchmark error) and, for a sending row,
+     * the messages the broker accepted from its handlers.
+     */
     static final class Counter implements ConsumerObserver {
         final CountDownLatch done;
+        final CountDownLatch sent;
         final AtomicInteger other = new AtomicInteger();
 
-        Counter(int n) {
+        Counter(int n, int sends) {
             done = new CountDownLatch(n);
+            sent = new CountDownLatch(sends);
+        }
+
+        @Override
+        public void sent(org.acemq.amqp.consumer.SendPath path, org.acemq.amqp.consumer.SendResult result,
+                         long nanos) {
+            if (result == org.acemq.amqp.consumer.SendResult.ACCEPTED) {
+                sent.countDown();
+            }
         }
 
         @Override
@@ -1219,7 +1233,9 @@ public final class EndToEndBenchmark {
 
     private Sample runtime(String mode, String queue, int n, int threads, int prefetch, IdempotencyStore store,
                            MessageHandler handler, BenchEnv.StoreServer pg) throws Exception {
-        Counter counter = new Counter(n);
+        // a sending row's window ends when the last incoming message is accepted and every message its handlers sent
+        // was accepted by the broker (the outbox's dispatch may follow the incoming message's accept)
+        Counter counter = new Counter(n, n * Modes.sends(mode));
         Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
         int batchSize = Modes.batchSize(mode);
         // a batch row's handler does per message what the single-message row's does: nothing
@@ -1235,6 +1251,7 @@ public final class EndToEndBenchmark {
         try {
             awaitAll(counter.done, mode, n, () -> "; " + counter.other.get() + " settled otherwise than accepted as "
                     + "processed; " + consumer.health());
+            awaitAll(counter.sent, mode + " (messages sent)", n * Modes.sends(mode), () -> "; " + consumer.health());
             s = meter.stop(mode, threads, n);
         } finally {
             consumer.close(Duration.ofSeconds(30));
