@@ -228,7 +228,14 @@ public final class JdbcTransactionalBatchHandler implements BatchHandler {
                 }
             }
         }
-        connection.commit();
+        // 5. the outbox marks queued since, riding this commit; back in the queue if it does not happen
+        List<OutboxEntry> marks = store.applyOutboxMarks(connection);
+        try {
+            connection.commit();
+        } catch (SQLException | RuntimeException e) {
+            store.requeueOutboxMarks(marks);
+            throw e;
+        }
         captures.forEach(OutboxCapture::outboxStored);
         for (Envelope e : batch) {
             if (done.contains(e.id())) {

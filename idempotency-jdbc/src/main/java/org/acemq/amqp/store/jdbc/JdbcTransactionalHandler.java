@@ -131,6 +131,7 @@ public final class JdbcTransactionalHandler implements MessageHandler {
             if (autoCommit) {
                 connection.setAutoCommit(false);
             }
+            List<OutboxEntry> marks = List.of(); // queued outbox marks this transaction took, until it committed
             try {
                 work.handle(envelope, connection);
                 if (connection.getAutoCommit()) {
@@ -152,13 +153,16 @@ public final class JdbcTransactionalHandler implements MessageHandler {
                 if (!sent.isEmpty()) {
                     store.writeOutbox(connection, envelope.id(), sent);
                 }
+                marks = store.applyOutboxMarks(connection); // queued outbox marks ride this commit
                 connection.commit();
+                marks = List.of();
                 capture.ifPresent(OutboxCapture::outboxStored);
                 if (result == JdbcIdempotencyStore.TransactionalConfirm.CONFIRMED_LEASE_LOST) {
                     LOG.info("{} (attempt {}) committed after its lease had lapsed; no other consumer had confirmed "
                             + "it, so this commit is the only one", envelope.id(), claim.attempt());
                 }
             } catch (Exception | Error e) {
+                store.requeueOutboxMarks(marks);
                 rollbackQuietly(connection, envelope, e);
                 throw e;
             } finally {
