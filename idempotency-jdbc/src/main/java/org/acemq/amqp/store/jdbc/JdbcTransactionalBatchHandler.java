@@ -79,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * The requirements of {@link JdbcTransactionalHandler} apply: the same database as the store's table, the store
  * instance the consumer uses, and work that does not commit, roll back, close the connection or switch auto-commit on.
  *
- * <p><b>Cost:</b> two statements more per batch on PostgreSQL (lock, confirm), and the rows of a batch stay locked
+ * <p><b>Cost:</b> two statements more per batch on PostgreSQL (lock, confirm), one more when outbox marks are queued
+ * in the store (they ride this commit, as with {@link JdbcTransactionalHandler}), and the rows of a batch stay locked
  * while its work runs; the runtime's confirms after the handler find the messages confirmed by these very claims and
  * write nothing. Concurrent batches lock in id order, so they queue behind each other instead of deadlocking.
  *

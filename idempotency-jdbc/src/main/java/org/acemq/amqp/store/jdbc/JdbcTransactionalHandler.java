@@ -74,7 +74,10 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p><b>Cost:</b> one extra round trip inside the transaction (the confirm), plus one (a single multi-row insert)
- * when the work sent messages, and the transaction holds the store row locked from the confirm to the commit. The
+ * when the work sent messages, plus one when outbox marks are queued in the store (the marks of messages
+ * dispatched earlier ride this commit instead of committing on their own; see
+ * {@link JdbcIdempotencyStore#outboxDispatched}), and the transaction holds the store row locked from the confirm to
+ * the commit. The
  * runtime's confirm after the handler still runs; it finds the id already confirmed by this very claim and writes
  * nothing.
  *
