@@ -102,6 +102,8 @@ public final class JdbcOutbox {
     private final AtomicInteger queuedCount = new AtomicInteger();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final ScheduledThreadPoolExecutor flusher; // null when marks are not queued
+    /** Held while queued marks are written by {@link #flushQueuedMarks}. */
+    private final Object flushLock = new Object();
     private final long flushDelayNanos;
     private final AtomicBoolean missingTableLogged = new AtomicBoolean();
     private volatile OutboxDialect dialect;
@@ -396,7 +398,18 @@ public final class JdbcOutbox {
      * @throws StoreUnavailableException if writing them fails; they are back in the queue
      */
     public void flushQueuedMarks() {
-        if (!queueMarks || queuedCount.get() == 0) {
+        if (!queueMarks) {
+            return;
+        }
+        // one flush at a time: a caller that finds the flusher writing waits for it, so that what it reads next
+        // (a status, a sweep) sees the marks made before its call
+        synchronized (flushLock) {
+            flushQueuedMarksNow();
+        }
+    }
+
+    private void flushQueuedMarksNow() {
+        if (queuedCount.get() == 0) {
             return;
         }
         List<OutboxEntry> taken = take(Integer.MAX_VALUE);
