@@ -44,9 +44,15 @@ public interface OutboxStore {
      * Marks entries dispatched (the broker accepted them). Dispatched entries are kept for the store's retention and
      * purged with its confirmed identifiers. Marking an entry twice, or one the store no longer has, is not an error.
      *
+     * <p>A mark need not be durable when this returns: a store may queue it and write it shortly after, with other
+     * work (the JDBC store does). Its own later outbox calls must see it; a mark lost before it was written (the
+     * process stopped) leaves the entry pending, and it is dispatched again, which the receiver absorbs by its stable
+     * message-id. A store that defers marks keeps them for a short time only, well under the sweep's minimum age.
+     *
      * @param entries the entries the broker accepted
-     * @throws StoreUnavailableException if the backing storage cannot be reached (the entries stay pending and are
-     *     dispatched again: the receiver absorbs the copy by its stable message-id)
+     * @throws StoreUnavailableException if the store writes the mark in this call and the backing storage cannot be
+     *     reached (the entries stay pending and are dispatched again: the receiver absorbs the copy by its stable
+     *     message-id)
      */
     void outboxDispatched(List<OutboxEntry> entries);
 

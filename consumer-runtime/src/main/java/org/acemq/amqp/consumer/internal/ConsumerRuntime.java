@@ -45,7 +45,14 @@ public final class ConsumerRuntime {
     /** The consumer's view of the store's outbox and its sweep; null when the store keeps no outbox. */
     private final OutboxState outboxState;
     private final OutboxSweep outboxSweep;
+    /** Dispatches what handlers' transactions committed to the outbox; null when the store keeps no outbox. */
+    private final OutboxRelay outboxRelay;
     private final ConsumerState state = new ConsumerState();
+    /**
+     * How long messages the broker accepted from the outbox wait for their dispatched mark, so that one mark (one
+     * commit) serves the many sent meanwhile; far below the sweep's minimum age, so the sweep does not take them.
+     */
+    static final Duration OUTBOX_MARK_DELAY = Duration.ofMillis(250);
     private Boolean closeResult;
 
     /** @param config validated settings */
@@ -68,18 +75,21 @@ public final class ConsumerRuntime {
         OutboxStore outbox = store.outbox();
         if (outbox != null) {
             this.outboxState = new OutboxState(config.ticker(), Clock.systemUTC(), config.outboxMaxAge());
-            this.outboxSweep = new OutboxSweep(config.name(), outbox, new OutboxDispatcher(outbox, senders, outboxState),
-                    outboxState, control.scheduler(), config.ticker(), connector::connected,
-                    config.outboxSweepInterval(), config.outboxSweepMinAge());
+            OutboxDispatcher dispatcher = new OutboxDispatcher(outbox, senders, outboxState);
+            this.outboxSweep = new OutboxSweep(config.name(), outbox, dispatcher, outboxState, control.scheduler(),
+                    config.ticker(), connector::connected, config.outboxSweepInterval(), config.outboxSweepMinAge());
+            this.outboxRelay = new OutboxRelay(config.name(), outbox, dispatcher, connector::connected,
+                    config.connection().requestTimeout(), OUTBOX_MARK_DELAY);
         } else {
             this.outboxState = null;
             this.outboxSweep = null;
+            this.outboxRelay = null;
         }
         for (Subscription spec : config.subscriptions()) {
             String group = spec.sessionGroup() != null ? "group:" + spec.sessionGroup() : "subscription:" + spec.name();
             SessionHandle session = sessions.computeIfAbsent(group, g -> new SessionHandle(g, config.connection()));
             Pipeline pipeline = Pipeline.create(spec, config, session, observer, store, gate, allocator, control, broker,
-                    internals, new Sends(spec.name(), senders, outbox, outboxState,
+                    internals, new Sends(spec.name(), senders, outbox, outboxState, outboxRelay,
                             spec.acknowledgementMode() == AcknowledgementMode.TRANSACTIONAL),
                     leasePeriodNanos, connector::failed);
             subscribers.add(new Subscriber(spec, pipeline, allocator, broker, config.ticker(),
@@ -108,6 +118,9 @@ public final class ConsumerRuntime {
         }
         if (heartbeats != null) {
             heartbeats.start();
+        }
+        if (outboxRelay != null) {
+            outboxRelay.start();
         }
         if (outboxSweep != null) {
             outboxSweep.start();
@@ -183,6 +196,10 @@ public final class ConsumerRuntime {
         }
         if (heartbeats != null) {
             heartbeats.stop();
+        }
+        if (outboxRelay != null) {
+            // what handlers committed goes out before the connection closes, within the connection's request timeout
+            outboxRelay.close(Math.max(deadline, System.nanoTime() + config.connection().requestTimeout().toNanos()));
         }
         for (Subscriber s : subscribers) {
             s.closeLink();

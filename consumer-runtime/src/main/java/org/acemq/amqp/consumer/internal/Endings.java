@@ -171,7 +171,7 @@ final class Endings {
         List<Claim> unrecorded;
         if (first.nextPending == null) {
             List<Claim> one = List.of(first.claim); // the lone delivery: no lists to fill
-            if (endsAfterSettling(first)) {
+            if (endsAfterSettling(first) || confirmedByHandler(first)) {
                 unrecorded = List.of();
             } else if (policy.confirms(first.verdict)) {
                 unrecorded = confirm(one);
@@ -183,7 +183,7 @@ final class Endings {
             List<Claim> confirms = new ArrayList<>();
             List<Claim> releases = new ArrayList<>();
             for (Delivery d = first; d != null; d = d.nextPending) {
-                if (!endsAfterSettling(d)) {
+                if (!endsAfterSettling(d) && !confirmedByHandler(d)) {
                     (policy.confirms(d.verdict) ? confirms : releases).add(d.claim);
                 }
             }
@@ -250,6 +250,16 @@ final class Endings {
      */
     private boolean endsAfterSettling(Delivery d) {
         return d.sendsInTransaction && policy.confirms(d.verdict);
+    }
+
+    /**
+     * @return whether the handler's own database transaction recorded the confirm and committed (a store's
+     *     transactional handler said so through {@link org.acemq.amqp.api.OutboxCapture#outboxStored()}): the end is
+     *     recorded already, and confirming again would only cost the store a round trip that changes nothing
+     */
+    private boolean confirmedByHandler(Delivery d) {
+        EnvelopeImpl e = d.envelope();
+        return e != null && e.outbox() == EnvelopeImpl.Outbox.STORED && policy.confirms(d.verdict);
     }
 
     private void settleEnded(Delivery d) {

@@ -14,10 +14,10 @@ import org.slf4j.LoggerFactory;
  *   <li>nothing (every store but the JDBC store's transactional handler): sent now, and waited for until the broker
  *       accepted each; if one is not, the incoming message counts as failed (its claim is released, it goes back, and
  *       its handler's next run sends the same messages with the same ids);</li>
- *   <li>written to the store's outbox in the transaction that committed ({@link EnvelopeImpl.Outbox#STORED}): sent
- *       from there now, and the accepted ones marked dispatched together with the confirm ({@link Endings}); those
- *       the broker does not take stay pending in the outbox ({@link OutboxDispatcher}: the sweep sends them) and the
- *       incoming message is done: its work is committed.</li>
+ *   <li>written to the store's outbox in the transaction that committed ({@link EnvelopeImpl.Outbox#STORED}): handed
+ *       to the consumer's {@link OutboxRelay}, which sends them from its own thread and marks the accepted ones
+ *       dispatched; the incoming message is done at once (its work, sends included, is committed). Those the broker
+ *       does not take stay pending in the outbox ({@link OutboxDispatcher}: the sweep sends them).</li>
  * </ul>
  * A handler that threw sends nothing.
  */
@@ -30,6 +30,7 @@ final class Sends {
     private final Outlet senders;
     private final OutboxStore outbox;
     private final OutboxDispatcher dispatcher;
+    private final OutboxRelay relay;
     private final boolean transactional;
 
     /**
@@ -37,22 +38,26 @@ final class Sends {
      * @param outbox the store's outbox, or null if the store keeps none
      */
     Sends(String name, Outlet senders, OutboxStore outbox) {
-        this(name, senders, outbox, null, false);
+        this(name, senders, outbox, null, null, false);
     }
 
     /**
      * @param senders where messages go out
      * @param outbox the store's outbox, or null if the store keeps none
      * @param state the consumer's view of the outbox (told of failed dispatches), or null
+     * @param relay dispatches what a handler's transaction committed to the outbox, after the handler thread moved on;
+     *     null to dispatch it on the handler thread (a store without an outbox of its own)
      * @param transactional a {@code TRANSACTIONAL} subscription: what a handler sent goes out in the AMQP transaction
      *     that accepts its message ({@link TransactionalSettlement}), not here
      */
-    Sends(String name, Outlet senders, OutboxStore outbox, OutboxState state, boolean transactional) {
+    Sends(String name, Outlet senders, OutboxStore outbox, OutboxState state, OutboxRelay relay,
+          boolean transactional) {
         this.name = name;
         this.who = "Subscription '" + name + "'";
         this.senders = senders;
         this.outbox = outbox;
         this.dispatcher = new OutboxDispatcher(outbox, senders, state);
+        this.relay = relay;
         this.transactional = transactional;
     }
 
@@ -71,7 +76,11 @@ final class Sends {
             case DISCARDED:
                 return facts;
             case STORED:
-                d.dispatched = dispatcher.dispatch(envelope.storedEntries(), sends, SendPath.OUTBOX, who);
+                if (relay != null) {
+                    relay.post(envelope.storedEntries(), sends, who); // committed: safe in the outbox either way
+                } else {
+                    d.dispatched = dispatcher.dispatch(envelope.storedEntries(), sends, SendPath.OUTBOX, who);
+                }
                 return facts;
             default:
                 if (transactional) {

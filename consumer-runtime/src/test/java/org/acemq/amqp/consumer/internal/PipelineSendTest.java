@@ -202,6 +202,36 @@ class PipelineSendTest {
     }
 
     @Test
+    void aClaimTheHandlersTransactionConfirmedIsNotConfirmedAgainButItsMessageIsAccepted() {
+        Stages s = stages();
+        behaviour = e -> {
+            // what a store's transactional handler does: its transaction recorded the confirm and committed
+            ((EnvelopeImpl) e).outboxEntries();
+            ((EnvelopeImpl) e).outboxStored();
+        };
+
+        s.pipeline.run(admitted(s, "a"));
+
+        assertThat(s.log).as("no confirm round trip after the handler's own").containsExactly(
+                "acquire [orders|s:a]", "settle [orders|s:a] ACCEPTED/PROCESSED");
+    }
+
+    @Test
+    void aClaimWhoseHandlerFailedAfterItsTransactionCommittedIsReleasedAsAnyFailure() {
+        Stages s = stages();
+        behaviour = e -> {
+            ((EnvelopeImpl) e).outboxEntries();
+            ((EnvelopeImpl) e).outboxStored();
+            throw new IllegalStateException("test: failed after the commit");
+        };
+
+        s.pipeline.run(admitted(s, "a"));
+
+        assertThat(s.log).as("a failure's claim is released, as for any failing handler")
+                .containsExactly("acquire [orders|s:a]", "release [orders|s:a]");
+    }
+
+    @Test
     void sendsTheHandlersTransactionDiscardedAreNotSent() {
         Stages s = stages();
         behaviour = e -> {

@@ -178,7 +178,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
                 : new JdbcGroupCommit(batches, table.toString(), b.groupCommitMaxBatch, groupCommitMaxInFlight,
                         b.arraySqlForSingletons, new GroupBackend());
         this.outbox = new JdbcOutbox(b.outboxTable != null ? b.outboxTable : JdbcOutbox.defaultFor(table), lease,
-                retention, b.groupCommitMaxBatch, new OutboxBackend());
+                retention, b.groupCommitMaxBatch, b.outboxMarkFlushDelay, new OutboxBackend());
     }
 
     /**
@@ -712,6 +712,34 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
     }
 
     /**
+     * Applies the queued {@linkplain #outboxDispatched marks} in the caller's open transaction on {@code connection},
+     * just before its commit, for the transactional handlers: the marks ride a commit that happens anyway. No commit
+     * here. If the transaction then does not commit (or its commit may have failed), the caller gives the returned
+     * marks back with {@link #requeueOutboxMarks}.
+     *
+     * @param connection a connection with auto-commit off, inside the caller's transaction
+     * @return the marks applied, empty if none was queued
+     * @throws SQLException as the driver throws it; the marks are queued again and the caller rolls back
+     */
+    List<OutboxEntry> applyOutboxMarks(Connection connection) throws SQLException {
+        if (outbox.queuedMarks() == 0) {
+            return List.of();
+        }
+        sql(connection);
+        return outbox.applyQueuedMarks(connection);
+    }
+
+    /** @param marks marks {@link #applyOutboxMarks} took whose transaction did not commit; queued again */
+    void requeueOutboxMarks(List<OutboxEntry> marks) {
+        outbox.requeue(marks);
+    }
+
+    /** @return how many {@linkplain #outboxDispatched marks} wait to be written (tests) */
+    int queuedOutboxMarks() {
+        return outbox.queuedMarks();
+    }
+
+    /**
      * {@inheritDoc}
      *
      * <p>Here: one primary-key range read of the outbox table.
@@ -752,10 +780,22 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
     /**
      * {@inheritDoc}
      *
-     * <p>Here: group-committed like confirms: a lone call runs its statement at once; calls made while a mark
-     * statement runs wait for it and then share one statement and one commit (at most one mark statement runs at a
-     * time per store instance). With group commit {@linkplain Builder#groupCommit(boolean) off} every call runs its
-     * own. One statement per batch, whatever the number of entries (PostgreSQL: {@code unnest} of two arrays).
+     * <p>Here: queued, and this returns without touching the database; the marks then ride the next commit that
+     * happens anyway. A {@link JdbcTransactionalHandler}'s or {@link JdbcTransactionalBatchHandler}'s transaction
+     * applies the queued marks (up to 1,000) in one statement just before its commit, and takes them back into the
+     * queue if it does not commit. Marks no such transaction takes are written by a daemon thread of the store, one
+     * statement and one commit for all of them, 1 s after the first of them was queued (so a mark waits about 2 s at
+     * most), at once when 1,000 wait, and before every other outbox operation of this store
+     * ({@link #pendingOutbox(String)}, {@link #pendingOutbox(Duration, int)}, {@link #outboxFailed},
+     * {@link #outboxStatus()}, the purge), which therefore see every mark made before them. A process that stops
+     * or crashes loses the marks still queued: their rows stay pending and the sweep sends them again with the same
+     * message-ids, which the receivers absorb (keep the runtime's {@code outboxSweepMinAge}, default 1 min, well
+     * above those 2 s, so that another live process's sweep does not resend rows merely waiting for their mark).
+     * Writing queued marks that fails is logged and retried a second later (past 100,000 waiting marks the oldest
+     * are dropped, which costs the same resend). With group commit {@linkplain Builder#groupCommit(boolean) off}
+     * every call instead runs its own statement and commit before it returns, and throws
+     * {@link StoreUnavailableException} if that fails. One statement per write, whatever the number of entries
+     * (PostgreSQL: {@code unnest} of two arrays).
      */
     @Override
     public void outboxDispatched(List<OutboxEntry> entries) {
@@ -1110,6 +1150,7 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
         private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
         private Duration purgePause = DEFAULT_PURGE_PAUSE;
         private int groupCommitMaxBatch = DEFAULT_GROUP_COMMIT_MAX_BATCH; // 0 = off
+        private Duration outboxMarkFlushDelay = JdbcOutbox.FLUSH_DELAY;
         private int groupCommitMaxInFlight; // 0 = the pool size, or DEFAULT_GROUP_COMMIT_MAX_IN_FLIGHT
         private boolean arraySqlForSingletons;
         private boolean mysqlStatements;
@@ -1197,6 +1238,21 @@ public final class JdbcIdempotencyStore implements LeasedIdempotencyStore, Outbo
                 throw new IllegalArgumentException("purgePause must be >= 0, but was " + purgePause);
             }
             this.purgePause = purgePause;
+            return this;
+        }
+
+        /**
+         * How long queued outbox marks wait for a transaction to ride before the store's flusher writes them; tests
+         * only (not public: the default suits every sweep setting the runtime accepts).
+         *
+         * @param delay positive
+         * @return this builder
+         */
+        Builder outboxMarkFlushDelay(Duration delay) {
+            if (delay == null || delay.isNegative() || delay.isZero()) {
+                throw new IllegalArgumentException("outboxMarkFlushDelay must be positive, but was " + delay);
+            }
+            this.outboxMarkFlushDelay = delay;
             return this;
         }
 

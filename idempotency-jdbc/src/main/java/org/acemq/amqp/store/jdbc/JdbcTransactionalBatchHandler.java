@@ -79,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * The requirements of {@link JdbcTransactionalHandler} apply: the same database as the store's table, the store
  * instance the consumer uses, and work that does not commit, roll back, close the connection or switch auto-commit on.
  *
- * <p><b>Cost:</b> two statements more per batch on PostgreSQL (lock, confirm), and the rows of a batch stay locked
+ * <p><b>Cost:</b> two statements more per batch on PostgreSQL (lock, confirm), one more when outbox marks are queued
+ * in the store (they ride this commit, as with {@link JdbcTransactionalHandler}), and the rows of a batch stay locked
  * while its work runs; the runtime's confirms after the handler find the messages confirmed by these very claims and
  * write nothing. Concurrent batches lock in id order, so they queue behind each other instead of deadlocking.
  *
@@ -228,7 +229,14 @@ public final class JdbcTransactionalBatchHandler implements BatchHandler {
                 }
             }
         }
-        connection.commit();
+        // 5. the outbox marks queued since, riding this commit; back in the queue if it does not happen
+        List<OutboxEntry> marks = store.applyOutboxMarks(connection);
+        try {
+            connection.commit();
+        } catch (SQLException | RuntimeException e) {
+            store.requeueOutboxMarks(marks);
+            throw e;
+        }
         captures.forEach(OutboxCapture::outboxStored);
         for (Envelope e : batch) {
             if (done.contains(e.id())) {

@@ -74,7 +74,10 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p><b>Cost:</b> one extra round trip inside the transaction (the confirm), plus one (a single multi-row insert)
- * when the work sent messages, and the transaction holds the store row locked from the confirm to the commit. The
+ * when the work sent messages, plus one when outbox marks are queued in the store (the marks of messages
+ * dispatched earlier ride this commit instead of committing on their own; see
+ * {@link JdbcIdempotencyStore#outboxDispatched}), and the transaction holds the store row locked from the confirm to
+ * the commit. The
  * runtime's confirm after the handler still runs; it finds the id already confirmed by this very claim and writes
  * nothing.
  *
@@ -131,6 +134,7 @@ public final class JdbcTransactionalHandler implements MessageHandler {
             if (autoCommit) {
                 connection.setAutoCommit(false);
             }
+            List<OutboxEntry> marks = List.of(); // queued outbox marks this transaction took, until it committed
             try {
                 work.handle(envelope, connection);
                 if (connection.getAutoCommit()) {
@@ -152,13 +156,16 @@ public final class JdbcTransactionalHandler implements MessageHandler {
                 if (!sent.isEmpty()) {
                     store.writeOutbox(connection, envelope.id(), sent);
                 }
+                marks = store.applyOutboxMarks(connection); // queued outbox marks ride this commit
                 connection.commit();
+                marks = List.of();
                 capture.ifPresent(OutboxCapture::outboxStored);
                 if (result == JdbcIdempotencyStore.TransactionalConfirm.CONFIRMED_LEASE_LOST) {
                     LOG.info("{} (attempt {}) committed after its lease had lapsed; no other consumer had confirmed "
                             + "it, so this commit is the only one", envelope.id(), claim.attempt());
                 }
             } catch (Exception | Error e) {
+                store.requeueOutboxMarks(marks);
                 rollbackQuietly(connection, envelope, e);
                 throw e;
             } finally {

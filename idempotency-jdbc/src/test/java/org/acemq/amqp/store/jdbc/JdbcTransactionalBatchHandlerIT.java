@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.acemq.amqp.api.BatchItemsFailedException;
 import org.acemq.amqp.api.Claim;
 import org.acemq.amqp.api.Envelope;
+import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.api.IdempotencyStore.ClaimResult;
 import org.acemq.amqp.api.PermanentMessageException;
 import org.acemq.amqp.store.jdbc.JdbcTransactionalHandlerIT.TestEnvelope;
@@ -180,6 +181,42 @@ class JdbcTransactionalBatchHandlerIT {
         })).handle(List.of(rolledBack))).hasMessage("test: the batch fails");
         assertThat(storeA.pendingOutbox("s4")).as("a rolled back batch writes no outbox row").isEmpty();
         assertThat(rolledBack.stored).isZero();
+    }
+
+    @Test
+    void queuedOutboxMarksRideTheNextBatchsCommitAndABatchThatRollsBackLeavesThemQueued() throws Exception {
+        JdbcIdempotencyStore store = db.builder().lease(LEASE).retention(RETENTION)
+                .outboxMarkFlushDelay(Duration.ofMinutes(10)).build(); // its flusher never runs here
+        store.createSchema();
+        List<CapturingEnvelope> sending = new ArrayList<>();
+        for (String id : List.of("s1", "s2")) {
+            sending.add(new CapturingEnvelope(id, store.acquire(id).attempt()));
+        }
+        List<List<String>> got = new ArrayList<>();
+        JdbcTransactionalBatchHandler.of(store, db.pool, bulkInsert("A", got, (b, c) -> {
+            for (Envelope e : b) {
+                ((CapturingEnvelope) e).send("events", "of " + e.id());
+            }
+        })).handle(List.copyOf(sending));
+        List<OutboxEntry> sent = new ArrayList<>();
+        sending.forEach(e -> sent.addAll(e.sent()));
+        store.outboxDispatched(sent);
+        String outbox = store.outboxTableName();
+        assertThat(store.queuedOutboxMarks()).isEqualTo(2);
+
+        TestEnvelope failing = new TestEnvelope("f1", store.acquire("f1").attempt());
+        assertThatThrownBy(() -> JdbcTransactionalBatchHandler.of(store, db.pool, bulkInsert("A", got, (b, c) -> {
+            throw new IllegalStateException("test: the batch fails");
+        })).handle(List.of(failing))).hasMessage("test: the batch fails");
+        assertThat(store.queuedOutboxMarks()).as("still queued").isEqualTo(2);
+        assertThat(db.column("SELECT count(*) FROM " + outbox + " WHERE dispatched_at IS NOT NULL").get(0))
+                .isEqualTo(0L);
+
+        TestEnvelope next = new TestEnvelope("n1", store.acquire("n1").attempt());
+        JdbcTransactionalBatchHandler.of(store, db.pool, bulkInsert("A", got, (b, c) -> { })).handle(List.of(next));
+        assertThat(store.queuedOutboxMarks()).isZero();
+        assertThat(db.column("SELECT count(*) FROM " + outbox + " WHERE dispatched_at IS NOT NULL").get(0))
+                .as("written in the batch's transaction").isEqualTo(2L);
     }
 
     @Test

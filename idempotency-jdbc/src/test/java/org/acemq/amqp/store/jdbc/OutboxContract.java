@@ -495,6 +495,7 @@ abstract class OutboxContract {
             all.addAll(sendOnly("b" + i, "0", "1").sent());
         }
         small.outboxDispatched(all.subList(0, 7));
+        small.outboxStatus(); // writes the queued marks, before time moves
         db().ageOutbox(RETENTION.plusSeconds(1));
         assertThat(small.purgeExpired()).isEqualTo(7);
         assertThat(db().outboxRows("")).isEqualTo(1);
@@ -533,74 +534,134 @@ abstract class OutboxContract {
         OutboxEntry e = new OutboxEntry("m1", 0, "m1/0", "events", new byte[0]);
         List<org.assertj.core.api.ThrowableAssert.ThrowingCallable> calls = List.of(
                 () -> unreachable.pendingOutbox("m1"), () -> unreachable.pendingOutbox(MIN_AGE, 1),
-                () -> unreachable.outboxDispatched(List.of(e)), () -> unreachable.outboxFailed(e, "x"),
-                unreachable::outboxStatus);
+                () -> unreachable.outboxFailed(e, "x"), unreachable::outboxStatus);
         for (var call : calls) {
             assertThatThrownBy(call).isInstanceOf(StoreUnavailableException.class)
                     .hasMessageContaining("Outbox table").hasMessageContaining("08001")
                     .hasCauseInstanceOf(SQLException.class);
         }
+        unreachable.outboxDispatched(List.of(e));
+        assertThat(unreachable.queuedOutboxMarks()).as("a mark is queued without touching the database").isEqualTo(1);
+        assertThatThrownBy(unreachable::outboxStatus).as("the next operation writes it first, and fails")
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("Outbox table")
+                .hasMessageContaining("08001");
+        assertThat(unreachable.queuedOutboxMarks()).as("kept queued for a later attempt").isEqualTo(1);
+        JdbcIdempotencyStore alone = db().builder(down).dialect(db().dialect).groupCommit(false).build();
+        assertThatThrownBy(() -> alone.outboxDispatched(List.of(e))).as("group commit off: written at once")
+                .isInstanceOf(StoreUnavailableException.class).hasMessageContaining("Outbox table");
+    }
+
+    // ------------------------------------------------------------------------------------------- queued marks
+
+    /** A store whose own statements are counted, with a flush delay long enough that its flusher never runs here. */
+    JdbcIdempotencyStore counted(AtomicInteger statements) {
+        return db().builder(db().instrumented(statements, false)).lease(LEASE).retention(RETENTION)
+                .dialect(db().dialect).outboxMarkFlushDelay(Duration.ofMinutes(10)).build();
+    }
+
+    List<OutboxEntry> sentBy(JdbcIdempotencyStore on, String prefix, int messages) throws Exception {
+        List<OutboxEntry> all = new ArrayList<>();
+        for (int i = 0; i < messages; i++) {
+            all.addAll(handle(on, prefix + i, () -> work("A", List.of("x", "y"), () -> { })).sent());
+        }
+        return all;
     }
 
     @Test
-    void marksMadeWhileAMarkStatementRunsShareTheNextStatementAndCommit() throws Exception {
-        List<OutboxEntry> all = new ArrayList<>();
-        for (int i = 0; i < 21; i++) {
-            all.addAll(sendOnly("c" + i, "only").sent());
-        }
+    void queuedMarksRideTheNextTransactionalHandlersCommitWithNoStatementOfTheStoresOwn() throws Exception {
         AtomicInteger statements = new AtomicInteger();
-        JdbcIdempotencyStore counted = db().builder(db().instrumented(statements, false)).lease(LEASE)
-                .retention(RETENTION).dialect(db().dialect).build();
-        List<Thread> followers = new ArrayList<>();
-        List<Future<?>> marks = new ArrayList<>();
-        try (Connection tx = db().pool.getConnection()) {
-            tx.setAutoCommit(false);
-            try (PreparedStatement ps = tx.prepareStatement("SELECT message_id FROM " + db().outbox
-                    + " WHERE incoming_key = 'c0' FOR UPDATE")) {
-                ps.executeQuery().close();
-            }
-            // the first mark takes the only mark slot and waits for the row lock this test holds
-            marks.add(threads.submit(() -> counted.outboxDispatched(List.of(all.get(0)))));
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5)).until(() -> statements.get() == 1);
-            for (int i = 1; i < all.size(); i++) {
-                OutboxEntry e = all.get(i);
-                marks.add(threads.submit(() -> {
-                    synchronized (followers) {
-                        followers.add(Thread.currentThread());
-                    }
-                    counted.outboxDispatched(List.of(e));
-                }));
-            }
-            org.awaitility.Awaitility.await("20 marks queue behind the running one").atMost(Duration.ofSeconds(5))
-                    .until(() -> {
-                        List<Thread> started;
-                        synchronized (followers) {
-                            started = List.copyOf(followers);
-                        }
-                        return started.size() == 20 && started.stream().allMatch(OutboxContract::waitsForItsBatch);
-                    });
-            assertThat(statements.get()).as("the queued marks have run nothing yet").isEqualTo(1);
-            tx.commit();
-        }
-        for (Future<?> f : marks) {
-            f.get(30, TimeUnit.SECONDS);
-        }
-        assertThat(statements.get()).as("21 marks: the blocked statement and one for the 20 queued ones")
-                .isEqualTo(2);
-        assertThat(db().outboxRows("dispatched_at IS NOT NULL")).isEqualTo(21);
+        JdbcIdempotencyStore counted = counted(statements);
+        List<OutboxEntry> sent = sentBy(counted, "q", 3);
+        Claim next = counted.acquire("next");
+        int before = statements.get();
+
+        counted.outboxDispatched(sent);
+        assertThat(statements.get()).as("queued: no statement").isEqualTo(before);
+        assertThat(counted.queuedOutboxMarks()).isEqualTo(6);
+        assertThat(db().outboxRows("dispatched_at IS NOT NULL")).as("not written yet").isZero();
+
+        CapturingEnvelope envelope = new CapturingEnvelope("next", next.attempt());
+        JdbcTransactionalHandler.of(counted, db().pool, work("B", List.of("z"), () -> { })).handle(envelope);
+
+        assertThat(statements.get()).as("the marks rode the handler's transaction, on its connection")
+                .isEqualTo(before);
+        assertThat(counted.queuedOutboxMarks()).isZero();
+        assertThat(db().outboxRows("dispatched_at IS NOT NULL")).as("the six marks, committed with the handler")
+                .isEqualTo(6);
+        assertThat(counted.pendingOutbox("next")).as("the handler's own send is pending").hasSize(1);
     }
 
-    /** @return whether the thread waits for its group-commit request's answer */
-    static boolean waitsForItsBatch(Thread t) {
-        if (t.getState() != Thread.State.WAITING) {
-            return false;
+    @Test
+    void marksOfAHandlerTransactionThatDoesNotCommitAreQueuedAgainAndTheNextOneAppliesThem() throws Exception {
+        AtomicInteger statements = new AtomicInteger();
+        JdbcIdempotencyStore counted = counted(statements);
+        List<OutboxEntry> sent = sentBy(counted, "r", 2);
+        counted.outboxDispatched(sent);
+
+        Claim failing = counted.acquire("fails");
+        AtomicInteger handlerStatements = new AtomicInteger();
+        JdbcTransactionalHandler broken = JdbcTransactionalHandler.of(counted,
+                db().instrumented(handlerStatements, true), work("B", List.of("z"), () -> { }));
+        assertThatThrownBy(() -> broken.handle(new CapturingEnvelope("fails", failing.attempt())))
+                .isInstanceOf(SQLException.class).hasMessageContaining("commit failed");
+        assertThat(counted.queuedOutboxMarks()).as("back in the queue").isEqualTo(4);
+        assertThat(db().outboxRows("dispatched_at IS NOT NULL")).isZero();
+
+        Claim failingWork = counted.acquire("throws");
+        JdbcTransactionalHandler throwing = JdbcTransactionalHandler.of(counted, db().pool,
+                work("B", List.of(), () -> {
+                    throw new IllegalStateException("work failed (test)");
+                }));
+        assertThatThrownBy(() -> throwing.handle(new CapturingEnvelope("throws", failingWork.attempt())))
+                .hasMessageContaining("work failed");
+        assertThat(counted.queuedOutboxMarks()).as("a rolled-back work took none").isEqualTo(4);
+
+        Claim later = counted.acquire("later");
+        int before = statements.get();
+        JdbcTransactionalHandler.of(counted, db().pool, work("B", List.of("z"), () -> { }))
+                .handle(new CapturingEnvelope("later", later.attempt()));
+        assertThat(statements.get()).as("no statement of the store's own").isEqualTo(before);
+        assertThat(counted.queuedOutboxMarks()).isZero();
+        assertThat(db().outboxRows("dispatched_at IS NOT NULL")).isEqualTo(4);
+    }
+
+    @Test
+    void withNoTransactionToRideQueuedMarksAreWrittenAfterTheFlushDelayInOneStatement() throws Exception {
+        AtomicInteger statements = new AtomicInteger();
+        JdbcIdempotencyStore flushing = db().builder(db().instrumented(statements, false)).lease(LEASE)
+                .retention(RETENTION).dialect(db().dialect).outboxMarkFlushDelay(Duration.ofMillis(300)).build();
+        List<OutboxEntry> sent = sentBy(flushing, "f", 3);
+        int before = statements.get();
+        flushing.outboxDispatched(sent.subList(0, 2));
+        flushing.outboxDispatched(sent.subList(2, 6));
+        assertThat(flushing.queuedOutboxMarks()).isEqualTo(6);
+        org.awaitility.Awaitility.await("the flusher writes the queued marks").atMost(Duration.ofSeconds(10))
+                .until(() -> db().outboxRows("dispatched_at IS NOT NULL") == 6);
+        assertThat(flushing.queuedOutboxMarks()).isZero();
+        assertThat(statements.get() - before).as("one statement for both calls' marks").isEqualTo(1);
+    }
+
+    @Test
+    void theStoresOtherOutboxOperationsWriteQueuedMarksFirstAndAThousandAreWrittenAtOnce() throws Exception {
+        AtomicInteger statements = new AtomicInteger();
+        JdbcIdempotencyStore counted = counted(statements);
+        List<OutboxEntry> sent = sentBy(counted, "s", 2);
+        counted.outboxDispatched(sent.subList(0, 1));
+        assertThat(counted.outboxStatus().pending()).as("the status sees the mark made before it").isEqualTo(3);
+        assertThat(counted.queuedOutboxMarks()).isZero();
+        counted.outboxDispatched(sent.subList(1, 2));
+        assertThat(counted.pendingOutbox("s0")).as("nor does the read of one message").isEmpty();
+        counted.outboxDispatched(sent.subList(2, 3));
+        db().ageOutbox(MIN_AGE.plusSeconds(1));
+        assertThat(counted.pendingOutbox(MIN_AGE, 10)).as("the sweep does not take rows waiting for their mark")
+                .extracting(OutboxEntry::messageId).containsExactly(sent.get(3).messageId());
+
+        List<OutboxEntry> many = new ArrayList<>();
+        for (int i = 0; i < org.acemq.amqp.store.jdbc.internal.JdbcOutbox.FLUSH_AT_ENTRIES; i++) {
+            many.add(new OutboxEntry("gone" + i, 0, "gone" + i + "/0", "events", new byte[0]));
         }
-        for (StackTraceElement frame : t.getStackTrace()) {
-            if (frame.getClassName().equals(org.acemq.amqp.store.jdbc.internal.GroupCommit.Request.class.getName())
-                    && frame.getMethodName().equals("await")) {
-                return true;
-            }
-        }
-        return false;
+        counted.outboxDispatched(many);
+        org.awaitility.Awaitility.await("a full queue is written without waiting for the delay")
+                .atMost(Duration.ofSeconds(10)).until(() -> counted.queuedOutboxMarks() == 0);
     }
 }

@@ -11,7 +11,11 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.acemq.amqp.api.MessageIds;
 import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.api.OutboxStore;
@@ -27,11 +31,16 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Write</b> ({@link #write}): in the handler's transaction, after its confirm; one multi-row statement for
  *       all of a handler's sends (split only past {@value #MAX_ROWS_PER_STATEMENT} rows or
  *       {@value #MAX_BYTES_PER_STATEMENT} bytes), no commit of its own.</li>
- *   <li><b>Marks</b> ({@link #dispatched}): group-committed. Concurrent callers' marks are coalesced into one
- *       statement and one commit per batch by a {@link GroupCommit} of their own that runs at most one mark
- *       statement at a time: a lone caller runs its statement at once; callers arriving while one runs wait for it
- *       and share the next. Marks are not on any message's critical path (a lost mark costs one resend that the
- *       receiver absorbs), so one statement at a time trades nothing for the fewest commits.</li>
+ *   <li><b>Marks</b> ({@link #dispatched}): queued, not written by the caller (unless group commit is off: then
+ *       each call runs its own statement and commit). The queued marks ride the next transaction that commits
+ *       anyway: a transactional handler's ({@link #applyQueuedMarks}, one more statement before its commit, put back
+ *       in the queue if that transaction does not commit). Marks no such transaction takes are written by a flusher
+ *       thread of the outbox, one statement and one commit for all of them, {@value #FLUSH_DELAY_MILLIS} ms after
+ *       the first of them was queued (so a mark waits at most about twice that), at once when
+ *       {@value #FLUSH_AT_ENTRIES} wait, and before every other outbox operation of this store (reads, sweep,
+ *       failure records, purge), which therefore see every mark made before them. A crash loses the queued marks:
+ *       their rows stay pending and the sweep dispatches them again with the same message-ids, which the receiver
+ *       absorbs. Marks are not on any message's critical path, so nobody waits for them.</li>
  *   <li><b>Sweep</b> ({@link #sweep}): one statement (PostgreSQL) or one short transaction that takes the oldest
  *       pending rows no other sweep holds and holds them for the store's lease, so that sweeps of several processes
  *       at once hand out different rows.</li>
@@ -47,6 +56,17 @@ public final class JdbcOutbox {
     public static final int MAX_BYTES_PER_STATEMENT = 8 * 1024 * 1024;
     /** The longest error text kept per row, in {@code char}s. */
     public static final int MAX_ERROR_LENGTH = 1_000;
+
+    /** How long queued marks wait for a transaction to ride before the flusher writes them, in milliseconds. */
+    public static final long FLUSH_DELAY_MILLIS = 1_000;
+    /** {@link #FLUSH_DELAY_MILLIS}, the default. */
+    public static final Duration FLUSH_DELAY = Duration.ofMillis(FLUSH_DELAY_MILLIS);
+    /** How many queued marks make the flusher write them at once. */
+    public static final int FLUSH_AT_ENTRIES = 1_000;
+    /** The most queued marks one transactional handler's transaction takes. */
+    static final int MAX_MARKS_PER_RIDE = 1_000;
+    /** The most marks kept queued while writing them fails; past it the oldest are dropped (their rows resend). */
+    static final int MAX_QUEUED_MARKS = 100_000;
 
     private static final Logger LOG = LoggerFactory.getLogger(JdbcOutbox.class);
 
@@ -77,7 +97,14 @@ public final class JdbcOutbox {
     private final Duration hold;
     private final Duration retention;
     private final Backend backend;
-    private final GroupCommit.Lane<MarkRequest> marks; // null: group commit off
+    private final boolean queueMarks; // false: group commit off, every mark call writes and commits its own
+    private final ConcurrentLinkedQueue<OutboxEntry> queued = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queuedCount = new AtomicInteger();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final ScheduledThreadPoolExecutor flusher; // null when marks are not queued
+    /** Held while queued marks are written by {@link #flushQueuedMarks}. */
+    private final Object flushLock = new Object();
+    private final long flushDelayNanos;
     private final AtomicBoolean missingTableLogged = new AtomicBoolean();
     private volatile OutboxDialect dialect;
 
@@ -85,15 +112,32 @@ public final class JdbcOutbox {
      * @param table the outbox table
      * @param hold how long a swept or failed row is held from other sweeps (the store's lease)
      * @param retention how long dispatched rows are kept (the store's retention)
-     * @param maxBatch the most mark calls coalesced into one statement; 0 turns group commit off
+     * @param maxBatch the store's group-commit batch; 0 (group commit off) writes every mark call at once, else marks
+     *     are queued
+     * @param flushDelay how long queued marks wait for a transaction to ride before the flusher writes them
      * @param backend the store
      */
-    public JdbcOutbox(TableName table, Duration hold, Duration retention, int maxBatch, Backend backend) {
+    public JdbcOutbox(TableName table, Duration hold, Duration retention, int maxBatch, Duration flushDelay,
+            Backend backend) {
+        this.flushDelayNanos = flushDelay.toNanos();
         this.table = Objects.requireNonNull(table, "table");
         this.hold = hold;
         this.retention = retention;
         this.backend = backend;
-        this.marks = maxBatch == 0 ? null : new GroupCommit(maxBatch, 1).lane("outboxDispatched", this::markBatch);
+        this.queueMarks = maxBatch != 0;
+        if (queueMarks) {
+            String name = "acemq-outbox-marks-" + table;
+            flusher = new ScheduledThreadPoolExecutor(1, r -> {
+                Thread t = new Thread(r, name);
+                t.setDaemon(true);
+                return t;
+            });
+            flusher.setKeepAliveTime(10, TimeUnit.SECONDS);
+            flusher.allowCoreThreadTimeOut(true); // no thread while nothing is queued
+            flusher.setRemoveOnCancelPolicy(true);
+        } else {
+            flusher = null;
+        }
     }
 
     /**
@@ -208,6 +252,7 @@ public final class JdbcOutbox {
      * @return its pending entries, in position order
      */
     public List<OutboxEntry> pending(String incomingKey) {
+        flushQueuedMarks();
         return backend.run("pendingOutbox", incomingKey, c -> {
             OutboxDialect d = dialect(c);
             try {
@@ -224,6 +269,7 @@ public final class JdbcOutbox {
      * @return up to {@code limit} pending entries no other sweep holds, oldest first; now held for the lease
      */
     public List<OutboxEntry> sweep(Duration minAge, int limit) {
+        flushQueuedMarks();
         return backend.run("pendingOutbox", null, c -> {
             OutboxDialect d = dialect(c);
             for (int attempt = 0;; attempt++) {
@@ -241,6 +287,7 @@ public final class JdbcOutbox {
 
     /** @return the outbox's status, in one statement */
     public OutboxStore.Status status() {
+        flushQueuedMarks();
         return backend.run("outboxStatus", null, c -> {
             OutboxDialect d = dialect(c);
             try {
@@ -254,7 +301,8 @@ public final class JdbcOutbox {
     // ---------------------------------------------------------------------------------------------- writes
 
     /**
-     * Marks entries dispatched; group-committed unless group commit is off.
+     * Marks entries dispatched: queued for the next transaction that commits anyway, or the flusher; written at once
+     * when group commit is off. Returns without waiting for a database when queued.
      *
      * @param entries the entries
      */
@@ -266,34 +314,140 @@ public final class JdbcOutbox {
         if (entries.isEmpty()) {
             return;
         }
-        if (marks != null) {
-            marks.submit(new MarkRequest(entries));
-        } else {
+        if (!queueMarks) {
             mark(entries, 1);
-        }
-    }
-
-    private void markBatch(List<MarkRequest> batch) {
-        List<OutboxEntry> all = new ArrayList<>();
-        for (MarkRequest r : batch) {
-            all.addAll(r.entries);
-        }
-        try {
-            mark(all, batch.size());
-        } catch (StoreUnavailableException e) {
-            for (MarkRequest r : batch) {
-                r.fail(batch.size() == 1 ? e : new StoreUnavailableException(e.getMessage() + " (in a group-committed "
-                        + "batch of " + batch.size() + " calls)", e.getCause() != null ? e.getCause() : e));
-            }
             return;
         }
-        for (MarkRequest r : batch) {
-            r.complete(null);
+        enqueue(entries);
+    }
+
+    /** @return how many marks wait in the queue */
+    public int queuedMarks() {
+        return queuedCount.get();
+    }
+
+    private void enqueue(List<OutboxEntry> entries) {
+        queued.addAll(entries);
+        int now = queuedCount.addAndGet(entries.size());
+        if (now >= FLUSH_AT_ENTRIES) {
+            flusher.execute(this::flushFromFlusher);
+        } else if (flushScheduled.compareAndSet(false, true)) {
+            flusher.schedule(this::flushFromFlusher, flushDelayNanos, TimeUnit.NANOSECONDS);
         }
     }
 
-    /** One statement for the distinct pairs, in key order; several in one transaction past the statement's limit. */
-    private void mark(List<OutboxEntry> entries, int calls) {
+    /** @return up to {@code max} queued marks, taken out of the queue */
+    private List<OutboxEntry> take(int max) {
+        List<OutboxEntry> taken = new ArrayList<>(Math.min(max, Math.max(16, queuedCount.get())));
+        OutboxEntry e;
+        while (taken.size() < max && (e = queued.poll()) != null) {
+            taken.add(e);
+        }
+        queuedCount.addAndGet(-taken.size());
+        return taken;
+    }
+
+    /**
+     * Applies queued marks in the caller's transaction, just before its commit: one statement (more only past the
+     * dialect's limit), no commit. The caller gives them back with {@link #requeue} if its transaction does not
+     * commit.
+     *
+     * @param c the caller's connection, auto-commit off, in the transaction about to commit
+     * @return the marks applied (empty if none was queued); the caller's to give back if it rolls back
+     * @throws SQLException as the driver throws it; the marks are back in the queue and the caller rolls back
+     */
+    public List<OutboxEntry> applyQueuedMarks(Connection c) throws SQLException {
+        if (!queueMarks || queuedCount.get() == 0) {
+            return List.of();
+        }
+        List<OutboxEntry> taken = take(MAX_MARKS_PER_RIDE);
+        if (taken.isEmpty()) {
+            return taken;
+        }
+        try {
+            Pairs p = pairs(taken);
+            OutboxDialect d = dialect(c);
+            int max = d.maxPairsPerStatement();
+            for (int from = 0; from < p.keys.length; from += max) {
+                int to = Math.min(p.keys.length, from + max);
+                d.dispatched(c, Arrays.copyOfRange(p.keys, from, to), Arrays.copyOfRange(p.positions, from, to));
+            }
+        } catch (SQLException | RuntimeException e) {
+            requeue(taken);
+            throw e;
+        }
+        return taken;
+    }
+
+    /**
+     * Puts marks taken by {@link #applyQueuedMarks} back in the queue (their transaction did not commit, or may not
+     * have).
+     *
+     * @param marks the marks
+     */
+    public void requeue(List<OutboxEntry> marks) {
+        if (!marks.isEmpty()) {
+            enqueue(marks);
+        }
+    }
+
+    /**
+     * Writes every queued mark now, on a connection of the store's own, in one statement and commit (more only past
+     * the dialect's limit). A no-op when nothing is queued.
+     *
+     * @throws StoreUnavailableException if writing them fails; they are back in the queue
+     */
+    public void flushQueuedMarks() {
+        if (!queueMarks) {
+            return;
+        }
+        // one flush at a time: a caller that finds the flusher writing waits for it, so that what it reads next
+        // (a status, a sweep) sees the marks made before its call
+        synchronized (flushLock) {
+            flushQueuedMarksNow();
+        }
+    }
+
+    private void flushQueuedMarksNow() {
+        if (queuedCount.get() == 0) {
+            return;
+        }
+        List<OutboxEntry> taken = take(Integer.MAX_VALUE);
+        if (taken.isEmpty()) {
+            return;
+        }
+        try {
+            mark(taken, 0);
+        } catch (RuntimeException e) {
+            int kept = queuedCount.get();
+            if (kept + taken.size() > MAX_QUEUED_MARKS) {
+                LOG.warn("Outbox table {}: dropped {} dispatched marks that could not be written ({} more wait); "
+                        + "their rows stay pending and the sweep sends them again with the same message-ids",
+                        table, taken.size(), kept);
+            } else {
+                requeue(taken);
+            }
+            throw e;
+        }
+    }
+
+    private void flushFromFlusher() {
+        flushScheduled.set(false);
+        try {
+            flushQueuedMarks();
+        } catch (RuntimeException e) {
+            LOG.warn("Outbox table {}: writing {} queued dispatched marks failed; retried in {} ms: {}", table,
+                    queuedCount.get(), flushDelayNanos / 1_000_000, e.toString());
+        }
+        if (queuedCount.get() > 0 && flushScheduled.compareAndSet(false, true)) {
+            flusher.schedule(this::flushFromFlusher, flushDelayNanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private record Pairs(String[] keys, int[] positions) { }
+
+    /** @return the distinct pairs, in key order (the order every mark statement locks rows in) */
+    private static Pairs pairs(List<OutboxEntry> entries) {
         TreeMap<String, Set<Integer>> pairs = new TreeMap<>();
         for (OutboxEntry e : entries) {
             pairs.computeIfAbsent(e.incomingKey(), k -> new TreeSet<>()).add(e.position());
@@ -304,10 +458,19 @@ public final class JdbcOutbox {
             keyList.add(key);
             positionList.add(p);
         }));
-        String[] keys = keyList.toArray(String[]::new);
-        int[] positions = positionList.stream().mapToInt(Integer::intValue).toArray();
-        String operation = "outboxDispatched(" + keys.length + " entries"
-                + (calls > 1 ? " of " + calls + " calls" : "") + ")";
+        return new Pairs(keyList.toArray(String[]::new), positionList.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /**
+     * One statement for the distinct pairs, in key order; several in one transaction past the statement's limit.
+     *
+     * @param calls 1 for one caller's marks, 0 for queued marks
+     */
+    private void mark(List<OutboxEntry> entries, int calls) {
+        Pairs p = pairs(entries);
+        String[] keys = p.keys;
+        int[] positions = p.positions;
+        String operation = "outboxDispatched(" + keys.length + (calls == 0 ? " queued" : "") + " entries)";
         backend.run(operation, null, c -> {
             OutboxDialect d = dialect(c);
             for (int attempt = 0;; attempt++) {
@@ -347,6 +510,7 @@ public final class JdbcOutbox {
         Objects.requireNonNull(entry, "entry must not be null");
         MessageIds.requireValid(entry.incomingKey());
         String kept = boundedError(error);
+        flushQueuedMarks();
         backend.run("outboxFailed", entry.incomingKey(), c -> {
             OutboxDialect d = dialect(c);
             try {
@@ -391,6 +555,7 @@ public final class JdbcOutbox {
      * @return how many were deleted (0 when there is no outbox table)
      */
     public int purgeBatch(int batchSize) {
+        flushQueuedMarks();
         return backend.run("purgeExpired(outbox)", null, c -> {
             OutboxDialect d = dialect(c);
             try {
@@ -442,20 +607,5 @@ public final class JdbcOutbox {
     @Override
     public String toString() {
         return table.toString();
-    }
-
-    /** One caller's marks. */
-    private final class MarkRequest extends GroupCommit.Request<Void> {
-        final List<OutboxEntry> entries;
-
-        MarkRequest(List<OutboxEntry> entries) {
-            this.entries = List.copyOf(entries);
-        }
-
-        @Override
-        protected StoreUnavailableException interrupted(InterruptedException cause) {
-            return new StoreUnavailableException("Outbox table " + table + ": outboxDispatched(" + entries.size()
-                    + " entries) was interrupted while waiting for its group-commit batch; nothing was written", cause);
-        }
     }
 }

@@ -1010,10 +1010,14 @@ public final class EndToEndBenchmark {
             double ratio = phase.rate(send) / phase.rate(only);
             double cSend = median(a, Sample::commitsPerMsg);
             double cOnly = median(b, Sample::commitsPerMsg);
-            boolean met = ratio >= 0.5 && cSend <= cOnly;
+            // "not above": the outbox's marks ride commits that happen anyway, but the last ones of a measurement have
+            // no later transaction to ride and commit on their own (the store's flush, the relay's close); one or two
+            // commits per measurement is the resolution of the comparison, and anything above it counts as above
+            double resolution = 2.0 / a.get(0).messages();
+            boolean met = ratio >= 0.5 && cSend <= cOnly + resolution;
             long[] t = phase.sent.getOrDefault(send, new long[4]);
-            log(String.format(Locale.ROOT, "%s sending / consume only: %s / %s = %.2f (rounds %s); commits/msg %.3f"
-                    + " / %.3f; sent %,d, arrived %,d distinct, %,d extra copies -> %s", phase.name(), send, only,
+            log(String.format(Locale.ROOT, "%s sending / consume only: %s / %s = %.2f (rounds %s); commits/msg %.4f"
+                    + " / %.4f; sent %,d, arrived %,d distinct, %,d extra copies -> %s", phase.name(), send, only,
                     ratio, rounds, cSend, cOnly, t[1], t[2], t[3], met ? "met" : "not met"));
             if (sb.length() == 0) {
                 sb.append("#### Sending: one send per message against consume only (medians)\n\n"
@@ -1024,7 +1028,7 @@ public final class EndToEndBenchmark {
             }
             sb.append(String.format(Locale.ROOT, "| `%s` / `%s` | %s | %s | **%s** | %s | %s / %s | %s / %s (%s / %s) "
                     + "| %,d, %,d, %,d | %s |%n", send, only, fmt(phase.rate(send)), fmt(phase.rate(only)),
-                    num(ratio, 2), rounds, num(cSend, 3), num(cOnly, 3), num(median(a, Sample::clientMicrosPerMsg), 1),
+                    num(ratio, 2), rounds, num(cSend, 4), num(cOnly, 4), num(median(a, Sample::clientMicrosPerMsg), 1),
                     num(median(a, Sample::pgMicrosPerMsg), 1), num(median(b, Sample::clientMicrosPerMsg), 1),
                     num(median(b, Sample::pgMicrosPerMsg), 1), t[1], t[2], t[3], met ? "**met**" : "not met"));
         }
@@ -1033,9 +1037,13 @@ public final class EndToEndBenchmark {
                     + "queue of their own on the same broker; after each measurement (outside the timed window) the "
                     + "harness takes them all off that queue and fails the run unless every message-id arrived "
                     + "(sent and arrived count every measurement of the row, warm-up included). The timed window ends "
-                    + "when the last incoming message is accepted, which comes after its sends were accepted by the "
-                    + "broker, so the sends are inside it. `postgres-tx-*` rows also check that their business table "
-                    + "holds one row per message.\n\n");
+                    + "when the last incoming message is accepted and the broker has accepted every message the "
+                    + "handlers sent, so the sends are inside it (from the outbox they go out after the incoming "
+                    + "message's commit, on the consumer's outbox relay). `postgres-tx-*` rows also check that their business table "
+                    + "holds one row per message. Commits per message \"not above\" allows two commits per measurement "
+                    + "(0.0001 at 20,000 messages): the outbox's dispatched marks ride transactions that commit anyway, "
+                    + "and only the last marks of a measurement, with no later transaction to ride, commit on their "
+                    + "own.\n\n");
         }
         return sb.toString();
     }
@@ -1198,13 +1206,26 @@ public final class EndToEndBenchmark {
         return sample;
     }
 
-    /** Counts deliveries the runtime settled as processed; anything else is a benchmark error. */
+    /**
+     * Counts deliveries the runtime settled as processed (anything else is a benchmark error) and, for a sending row,
+     * the messages the broker accepted from its handlers.
+     */
     static final class Counter implements ConsumerObserver {
         final CountDownLatch done;
+        final CountDownLatch sent;
         final AtomicInteger other = new AtomicInteger();
 
-        Counter(int n) {
+        Counter(int n, int sends) {
             done = new CountDownLatch(n);
+            sent = new CountDownLatch(sends);
+        }
+
+        @Override
+        public void sent(org.acemq.amqp.consumer.SendPath path, org.acemq.amqp.consumer.SendResult result,
+                         long nanos) {
+            if (result == org.acemq.amqp.consumer.SendResult.ACCEPTED) {
+                sent.countDown();
+            }
         }
 
         @Override
@@ -1219,7 +1240,9 @@ public final class EndToEndBenchmark {
 
     private Sample runtime(String mode, String queue, int n, int threads, int prefetch, IdempotencyStore store,
                            MessageHandler handler, BenchEnv.StoreServer pg) throws Exception {
-        Counter counter = new Counter(n);
+        // a sending row's window ends when the last incoming message is accepted and every message its handlers sent
+        // was accepted by the broker (the outbox's dispatch may follow the incoming message's accept)
+        Counter counter = new Counter(n, n * Modes.sends(mode));
         Sample.Meter meter = Sample.Meter.start(broker.handle(), pg);
         int batchSize = Modes.batchSize(mode);
         // a batch row's handler does per message what the single-message row's does: nothing
@@ -1235,6 +1258,7 @@ public final class EndToEndBenchmark {
         try {
             awaitAll(counter.done, mode, n, () -> "; " + counter.other.get() + " settled otherwise than accepted as "
                     + "processed; " + consumer.health());
+            awaitAll(counter.sent, mode + " (messages sent)", n * Modes.sends(mode), () -> "; " + consumer.health());
             s = meter.stop(mode, threads, n);
         } finally {
             consumer.close(Duration.ofSeconds(30));

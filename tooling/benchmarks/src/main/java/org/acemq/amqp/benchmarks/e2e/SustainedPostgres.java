@@ -184,7 +184,7 @@ public final class SustainedPostgres {
                 if (warmup > 0) {
                     String warmQueue = queue + ".warmup";
                     EndToEndBenchmark.fill(client, broker.port(), warmQueue, warmup, true);
-                    EndToEndBenchmark.Counter counter = new EndToEndBenchmark.Counter(warmup);
+                    EndToEndBenchmark.Counter counter = new EndToEndBenchmark.Counter(warmup, 0);
                     AmqpConsumer warm = AmqpConsumer.builder().name("sustained-warmup")
                             .broker(EndToEndBenchmark.HOST, broker.port()).store(store).observer(counter)
                             .subscribe(Subscription.builder(warmQueue, e -> { }).concurrency(threads)
