@@ -259,7 +259,8 @@ class OrderedProcessingIT extends ArtemisTestBase {
             if (parkedBytes == Subscription.DEFAULT_PARKED_BYTES) {
                 await().atMost(Duration.ofSeconds(30)).until(() -> ran.contains("b-1"));
             } else {
-                await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(ran::isEmpty);
+                await("key b waits while the parked messages of a weigh the bound").during(Duration.ofSeconds(2))
+                        .atMost(Duration.ofSeconds(5)).until(ran::isEmpty);
             }
             letGo.countDown();
             await().atMost(Duration.ofSeconds(30)).until(() -> ran.size() == 7 && broker.messageCount(q) == 0);
