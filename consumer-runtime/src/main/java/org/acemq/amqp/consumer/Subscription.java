@@ -40,8 +40,20 @@ public final class Subscription {
     public static final String MAX_ATTEMPTS_CONDITION = RejectionConditions.MAX_ATTEMPTS_EXCEEDED;
     /** Deliveries of one ordering key that hold a place in the subscription's window: 4. */
     public static final int DEFAULT_KEY_BACKLOG = 4;
-    /** Deliveries of busy keys held beyond the window (parked) before the subscription stops taking more: 1,000. */
-    public static final int DEFAULT_PARKED_LIMIT = 1_000;
+    /**
+     * Deliveries of busy keys held beyond the window (parked) before the subscription stops taking more: 100,000. A cap
+     * on the count; with the default {@link #DEFAULT_PARKED_BYTES} the byte bound is the one that applies first (small
+     * messages weigh about 1 KiB each there).
+     */
+    public static final int DEFAULT_PARKED_LIMIT = 100_000;
+    /** What parked deliveries may weigh before the subscription stops taking more: 64 MiB. */
+    public static final long DEFAULT_PARKED_BYTES = 64L * 1024 * 1024;
+    /**
+     * What a parked delivery weighs beyond its payload, by estimate: 1 KiB for the objects around a small message (the
+     * decoded message and its properties, the handler's envelope, the keys, protonj2's delivery, the runtime's own
+     * record). Not measured per message.
+     */
+    public static final int PARKED_DELIVERY_OVERHEAD = 1024;
     /** The most messages a batch handler gets in one call: 100. */
     public static final int DEFAULT_BATCH_SIZE = 100;
     /** How long a batch waits to fill before its handler runs with what arrived: 100 ms. */
@@ -75,6 +87,7 @@ public final class Subscription {
     private final KeySource orderBy;
     private final int keyBacklog;
     private final int parkedLimit;
+    private final long parkedBytes;
     private final int batchSize;
     private final Duration batchTime;
 
@@ -107,6 +120,7 @@ public final class Subscription {
         this.orderBy = b.orderBy;
         this.keyBacklog = b.keyBacklog;
         this.parkedLimit = b.parkedLimit;
+        this.parkedBytes = b.parkedBytes;
         this.batchSize = b.batchSize;
         this.batchTime = b.batchTime;
     }
@@ -163,6 +177,14 @@ public final class Subscription {
     /** @return how many deliveries of busy ordering keys are held beyond the window before no more are taken */
     public int parkedLimit() {
         return parkedLimit;
+    }
+
+    /**
+     * @return what deliveries of busy ordering keys held beyond the window may weigh before no more are taken, in bytes
+     *     (each weighs its encoded size plus {@link #PARKED_DELIVERY_OVERHEAD})
+     */
+    public long parkedBytes() {
+        return parkedBytes;
     }
 
     /** @return the most messages a batch handler gets in one call */
@@ -355,6 +377,7 @@ public final class Subscription {
         private KeySource orderBy;
         private int keyBacklog = DEFAULT_KEY_BACKLOG;
         private int parkedLimit = DEFAULT_PARKED_LIMIT;
+        private long parkedBytes = DEFAULT_PARKED_BYTES;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private Duration batchTime = DEFAULT_BATCH_TIME;
 
@@ -642,12 +665,30 @@ public final class Subscription {
 
         /**
          * @param deliveries how many deliveries of busy keys may be parked beyond the window (default
-         *     {@value #DEFAULT_PARKED_LIMIT}); when that many are, the subscription takes no more until some ran
-         *     (memory: this many messages at most beyond the window)
+         *     {@value #DEFAULT_PARKED_LIMIT}); when that many are, the subscription takes no more until some ran. A cap on
+         *     the count beside {@link #parkedBytes(long)}, which normally applies first; 0 parks at most what one take
+         *     from the client brings
          * @return this builder
          */
         public Builder parkedLimit(int deliveries) {
             this.parkedLimit = Validation.atLeast("parkedLimit", 0, deliveries);
+            return this;
+        }
+
+        /**
+         * Bounds the memory that parked deliveries hold. Each weighs its encoded size (the bytes of its transfer frames,
+         * known without decoding) plus {@link Subscription#PARKED_DELIVERY_OVERHEAD} (an estimate of the objects around
+         * it). While the parked deliveries weigh this much or more, or {@link #parkedLimit(int)} of them are parked, the
+         * subscription takes no more from the client until some ran; what the broker sent meanwhile waits in the client,
+         * holding its credit. Memory held by an ordered subscription: its window plus about this many bytes (plus at
+         * most what one take from the client brings beyond the bound).
+         *
+         * @param bytes what parked deliveries may weigh (default {@value #DEFAULT_PARKED_BYTES}, 64 MiB); 0 parks at
+         *     most what one take from the client brings
+         * @return this builder
+         */
+        public Builder parkedBytes(long bytes) {
+            this.parkedBytes = Validation.atLeast("parkedBytes", 0L, bytes);
             return this;
         }
 

@@ -31,6 +31,13 @@ final class Validation {
         return value;
     }
 
+    static long atLeast(String name, long min, long value) {
+        if (value < min) {
+            throw new IllegalArgumentException(name + " must be >= " + min + ", but was " + value);
+        }
+        return value;
+    }
+
     static Duration positive(String name, Duration value) {
         Objects.requireNonNull(value, name + " must not be null");
         if (value.isNegative() || value.isZero()) {

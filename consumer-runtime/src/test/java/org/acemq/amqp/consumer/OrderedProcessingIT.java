@@ -213,4 +213,60 @@ class OrderedProcessingIT extends ArtemisTestBase {
         assertThat(observer.settlements()).extracting(RecordingObserver.Settlement::reason)
                 .containsOnly(SettleReason.PROCESSED);
     }
+
+    /**
+     * The byte bound on the real broker, where a delivery's size is read from its transfer frames: key a's first
+     * message blocks in its handler, its next five (60,000 bytes each) park; with {@code parkedBytes(150_000)} the
+     * intake stops after the third parked one, so key b's message, queued behind them, waits in the client until a's
+     * first ran. With the default bound (64 MiB) b's message runs while a's first still blocks.
+     */
+    @Test
+    void parkedLargeMessagesStopTheIntakeAtTheByteBoundAndOtherKeysWaitUntilTheyRan() throws Exception {
+        assertThat(bThenA("ordered-bytes-default", Subscription.DEFAULT_PARKED_BYTES))
+                .as("default bound: b ran while a's first blocked").startsWith("b-1");
+        assertThat(bThenA("ordered-bytes-bounded", 150_000))
+                .as("bound reached: b ran only after a's first").startsWith("a-0");
+    }
+
+    /** @return the order the handlers ran in, after a's first message was let go */
+    private List<String> bThenA(String q, long parkedBytes) throws Exception {
+        List<MessageSpec> published = new ArrayList<>();
+        String large = "x".repeat(60_000); // below Artemis's AMQP large-message threshold (100 KiB)
+        for (int i = 0; i < 6; i++) {
+            published.add(AmqpTestClient.message("a-" + i, large).groupId("a"));
+        }
+        published.add(AmqpTestClient.message("b-1", "small").groupId("b"));
+        client.send(q, published);
+
+        List<String> ran = new CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch firstBlocks = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+        MessageHandler handler = e -> {
+            String id = String.valueOf(e.messageId());
+            if (id.equals("a-0")) {
+                firstBlocks.countDown();
+                if (!letGo.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("test: never let go");
+                }
+            }
+            ran.add(id);
+        };
+        try (AmqpConsumer consumer = E2e.consumer(broker, q).store(InMemoryIdempotencyStore.ofDefaults())
+                .subscribe(Subscription.builder(q, handler).orderBy(KeySource.groupId()).concurrency(2).prefetch(2)
+                        .keyBacklog(1).parkedBytes(parkedBytes).build())
+                .start()) {
+            assertThat(firstBlocks.await(30, TimeUnit.SECONDS)).isTrue();
+            if (parkedBytes == Subscription.DEFAULT_PARKED_BYTES) {
+                await().atMost(Duration.ofSeconds(30)).until(() -> ran.contains("b-1"));
+            } else {
+                await("key b waits while the parked messages of a weigh the bound").during(Duration.ofSeconds(2))
+                        .atMost(Duration.ofSeconds(5)).until(ran::isEmpty);
+            }
+            letGo.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> ran.size() == 7 && broker.messageCount(q) == 0);
+        }
+        assertThat(ran.stream().filter(id -> id.startsWith("a-")).toList()).as("key a in order")
+                .containsExactly("a-0", "a-1", "a-2", "a-3", "a-4", "a-5");
+        return ran;
+    }
 }

@@ -313,9 +313,16 @@ public @interface AcemqListener {
 
     /**
      * @return ordered listeners: how many messages of busy keys may wait parked beyond the window before the listener
-     *     takes no more (default 1000)
+     *     takes no more (default 100000; {@link #parkedBytes()} normally applies first)
      */
     String parkedLimit() default "";
+
+    /**
+     * @return ordered listeners: what the messages parked beyond the window may weigh before the listener takes no more,
+     *     as a data size such as {@code 64MB} or a number of bytes (default 64MB); each weighs its encoded size plus
+     *     1 KiB
+     */
+    String parkedBytes() default "";
 
     /**
      * @return "true" for a batch listener: the method takes {@code List} parameters, one element per message of a batch

@@ -14,6 +14,7 @@ import org.acemq.amqp.consumer.SaslMechanism;
 import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.StoreFailurePolicy;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The {@code acemq.*} properties. A setting left unset keeps the runtime's default (the {@code DEFAULT_*}
@@ -1128,8 +1129,13 @@ public class AcemqProperties {
         private String orderByProperty;
         /** Ordered listeners: messages of one key that hold a place in the window (runtime default 4). */
         private Integer keyBacklog;
-        /** Ordered listeners: messages of busy keys parked beyond the window before intake stops (default 1000). */
+        /** Ordered listeners: messages of busy keys parked beyond the window before intake stops (default 100000). */
         private Integer parkedLimit;
+        /**
+         * Ordered listeners: what parked messages may weigh before intake stops, each its encoded size plus 1 KiB
+         * (default 64MB).
+         */
+        private DataSize parkedBytes;
         /** Whether the listener takes messages a batch at a time (List parameters; default false). */
         private Boolean batch;
         /** Batch listeners: the most messages per call (runtime default 100). */
@@ -1535,6 +1541,16 @@ public class AcemqProperties {
         /** @param parkedLimit ordered listeners: messages of busy keys parked beyond the window before intake stops */
         public void setParkedLimit(Integer parkedLimit) {
             this.parkedLimit = parkedLimit;
+        }
+
+        /** @return ordered listeners: what parked messages may weigh before intake stops */
+        public DataSize getParkedBytes() {
+            return parkedBytes;
+        }
+
+        /** @param parkedBytes ordered listeners: what parked messages may weigh before intake stops */
+        public void setParkedBytes(DataSize parkedBytes) {
+            this.parkedBytes = parkedBytes;
         }
 
         /** @return whether the listener takes messages a batch at a time */

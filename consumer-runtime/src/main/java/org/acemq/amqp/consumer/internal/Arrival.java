@@ -17,10 +17,12 @@ import org.apache.qpid.protonj2.client.Message;
  * @param fingerprint the content's fingerprint, or null when the subscription computes none
  * @param orderKey the key its processing is ordered by, or null (no ordering, or the message carries none)
  * @param envelope the handler's view of it, or null if it has no key
+ * @param encodedSize its encoded size in bytes (what its transfer frames carried), as the read stage found it; 0 until
+ *     read, and for one that cannot be decoded
  */
 record Arrival(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link, boolean counted, long receivedNanos,
                Message<?> message, String decodeError, String key, String fingerprint, String orderKey,
-               EnvelopeImpl envelope) {
+               EnvelopeImpl envelope, int encodedSize) {
 
     /**
      * @return a delivery just taken from the client, not read yet (the read stage replaces it with what it read; an
@@ -28,16 +30,18 @@ record Arrival(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link,
      */
     static Arrival taken(org.apache.qpid.protonj2.client.Delivery amqp, ReceiverLink link, boolean counted,
                          long receivedNanos) {
-        return new Arrival(amqp, link, counted, receivedNanos, null, null, null, null, null, null);
+        return new Arrival(amqp, link, counted, receivedNanos, null, null, null, null, null, null, 0);
     }
 
-    /** @return this arrival, read: decoded, keyed and fingerprinted */
-    Arrival read(Message<?> message, String key, String fingerprint, String orderKey, EnvelopeImpl envelope) {
-        return new Arrival(amqp, link, counted, receivedNanos, message, null, key, fingerprint, orderKey, envelope);
+    /** @return this arrival, read: decoded, keyed and fingerprinted; {@code encodedSize} bytes on the wire */
+    Arrival read(Message<?> message, String key, String fingerprint, String orderKey, EnvelopeImpl envelope,
+                 int encodedSize) {
+        return new Arrival(amqp, link, counted, receivedNanos, message, null, key, fingerprint, orderKey, envelope,
+                encodedSize);
     }
 
     /** @return this arrival, which cannot be decoded */
     Arrival undecodable(String error) {
-        return new Arrival(amqp, link, counted, receivedNanos, null, error, null, null, null, null);
+        return new Arrival(amqp, link, counted, receivedNanos, null, error, null, null, null, null, 0);
     }
 }

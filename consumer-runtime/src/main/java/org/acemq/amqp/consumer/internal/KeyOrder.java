@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.consumer.Ticker;
 
 /**
@@ -20,9 +21,12 @@ import org.acemq.amqp.consumer.Ticker;
  * <p><b>A hot key cannot take all the credit.</b> At most {@code keyBacklog} deliveries of one key hold a place in
  * the subscription's window (received, waiting or running); a later one of a busy key gives its place back at once
  * (its slot is freed, so the broker may send other keys' messages) and waits <em>parked</em>. While
- * {@code parkedLimit} deliveries are parked, the intake takes no more from the client: what the broker sent waits
- * there, holding its credit, and none is granted until parked deliveries ran. So the memory held is at most the
- * window plus the parked limit, and the credit accounting is the one every subscription has.
+ * {@code parkedLimit} deliveries are parked, or the parked ones weigh {@code parkedBytes} or more (each its encoded
+ * size plus {@link Subscription#PARKED_DELIVERY_OVERHEAD}), the intake takes no more from the client: what the broker
+ * sent waits there, holding its credit, and none is granted until parked deliveries ran. So the memory held is at most
+ * the window plus the parked bound (plus what one take from the client brings beyond it), and the credit accounting is
+ * the one every subscription has. With nothing parked the intake always may take (a bound of 0 parks at most what one
+ * take brings).
  */
 final class KeyOrder extends Schedule {
 
@@ -41,20 +45,31 @@ final class KeyOrder extends Schedule {
     private final ArrayDeque<Delivery> ready = new ArrayDeque<>();
     private final int keyBacklog;
     private final int parkedLimit;
+    private final long parkedBytesLimit;
     private final Consumer<Delivery> giveBackSlot;
     private int waiting;
     private int parked;
+    /** What the parked deliveries waiting weigh: {@link #weight} each. */
+    private long parkedBytes;
 
     /**
      * @param keyBacklog how many deliveries of one key hold a place in the window
      * @param parkedLimit how many may be parked before the intake takes no more
+     * @param parkedBytesLimit what parked deliveries may weigh before the intake takes no more
      * @param giveBackSlot frees a delivery's place in the window (its slot), for a parked one
      */
-    KeyOrder(StopSignal stop, Ticker ticker, int keyBacklog, int parkedLimit, Consumer<Delivery> giveBackSlot) {
+    KeyOrder(StopSignal stop, Ticker ticker, int keyBacklog, int parkedLimit, long parkedBytesLimit,
+             Consumer<Delivery> giveBackSlot) {
         super(stop, ticker);
         this.keyBacklog = keyBacklog;
         this.parkedLimit = parkedLimit;
+        this.parkedBytesLimit = parkedBytesLimit;
         this.giveBackSlot = giveBackSlot;
+    }
+
+    /** @return what a parked delivery counts against the byte bound: its encoded size plus the fixed overhead */
+    static long weight(Delivery d) {
+        return (long) d.arrival.encodedSize() + Subscription.PARKED_DELIVERY_OVERHEAD;
     }
 
     @Override
@@ -66,6 +81,7 @@ final class KeyOrder extends Schedule {
         waiting--;
         if (d.parked) {
             parked--;
+            parkedBytes -= weight(d);
         }
         List<Delivery> work = List.of(d);
         String k = d.arrival.orderKey();
@@ -91,6 +107,7 @@ final class KeyOrder extends Schedule {
         } else {
             d.parked = true;
             parked++;
+            parkedBytes += weight(d);
             giveBackSlot.accept(d);
         }
         key.waiting.addLast(d);
@@ -109,6 +126,7 @@ final class KeyOrder extends Schedule {
         waiting++;
         if (d.parked) {
             parked++;
+            parkedBytes += weight(d);
         }
         key.running = null; // it takes its key again when it is handed out
         key.waiting.addFirst(d);
@@ -143,7 +161,7 @@ final class KeyOrder extends Schedule {
 
     @Override
     boolean mayTake() {
-        return parked < parkedLimit;
+        return parked == 0 || (parked < parkedLimit && parkedBytes < parkedBytesLimit);
     }
 
     @Override
@@ -159,6 +177,7 @@ final class KeyOrder extends Schedule {
         ready.clear();
         waiting = 0;
         parked = 0;
+        parkedBytes = 0;
         return all;
     }
 

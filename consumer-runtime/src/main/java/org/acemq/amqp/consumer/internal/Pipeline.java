@@ -83,7 +83,7 @@ final class Pipeline {
         Schedule schedule;
         if (spec.orderBy().isPresent()) {
             schedule = new KeyOrder(links::stopping, ticker, spec.keyBacklog(), spec.parkedLimit(),
-                    d -> d.finish(allocator));
+                    spec.parkedBytes(), d -> d.finish(allocator));
         } else if (spec.batchHandler().isPresent()) {
             schedule = new Batches(links::stopping, ticker, spec.batchSize(), spec.batchTime().toNanos());
         } else {

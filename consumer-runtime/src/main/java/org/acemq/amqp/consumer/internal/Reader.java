@@ -34,20 +34,43 @@ final class Reader {
         try {
             // before protonj2 decodes (and releases) the encoded message: make it one piece, and read the body's form
             ProtonBuffer encoded = ProtonInternals.wholePayload(taken.amqp());
+            int size = encoded != null ? encoded.getReadableBytes() : -1;
             BodyForm body = encoded != null && keys.readsBody() ? BodyForm.scan(encoded) : null;
             Message<?> message = taken.amqp().message();
+            if (size < 0) {
+                size = encodedSize(message);
+            }
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);
             String key = keys.key(message, envelope, body);
             if (key == null) {
-                return taken.read(message, null, null, null, null);
+                return taken.read(message, null, null, null, null, size);
             }
             envelope.id(key);
             return taken.read(message, key, keys.fingerprint(message, body), keys.orderKey(message, envelope),
-                    envelope);
+                    envelope, size);
         } catch (ClientException | RuntimeException e) {
             String error = Errors.describe(e);
             LOG.warn("Subscription '{}': a delivery cannot be decoded: {}", name, error);
             return taken.undecodable(error);
+        }
+    }
+
+    /**
+     * The size of a message whose encoded bytes could not be read before decoding (another protonj2 version or
+     * delivery type): it is encoded again, which costs a copy, but only on that path.
+     *
+     * @return its encoded size in bytes, or 0 if it cannot be encoded
+     */
+    static int encodedSize(Message<?> message) {
+        try {
+            ProtonBuffer again = message.toAdvancedMessage().encode(null);
+            try {
+                return again.getReadableBytes();
+            } finally {
+                again.close();
+            }
+        } catch (ClientException | RuntimeException e) {
+            return 0;
         }
     }
 }

@@ -36,7 +36,7 @@ class DeliveryStateTest {
     /** @return a delivery of key "orders|s:k-1" brought to {@code state} along legal transitions */
     private Delivery in(State state) throws Exception {
         Arrival a = deliveries.of("k-1");
-        Delivery d = new Delivery(a.read(a.amqp().message(), "orders|s:k-1", null, null, null));
+        Delivery d = new Delivery(a.read(a.amqp().message(), "orders|s:k-1", null, null, null, 0));
         List<State> path = switch (state) {
             case RECEIVED -> List.of();
             case ADMITTED -> List.of(ADMITTED);

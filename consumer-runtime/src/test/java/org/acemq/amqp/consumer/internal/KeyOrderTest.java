@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The ordered processing mode on one test thread: one delivery per key at a time, in arrival order, keys side by side;
  * a transient failure retried in place holds its key; a key's deliveries beyond its backlog give their place in the
- * window back (parked), and the intake takes no more while the parked limit is reached.
+ * window back (parked), and the intake takes no more while the parked limit or the parked bytes are reached.
  */
 @Timeout(30)
 class KeyOrderTest {
@@ -32,6 +32,10 @@ class KeyOrderTest {
     private final Set<String> failOnce = ConcurrentHashMap.newKeySet();
 
     private Stages ordered(int keyBacklog, int parkedLimit) {
+        return ordered(keyBacklog, parkedLimit, Subscription.DEFAULT_PARKED_BYTES);
+    }
+
+    private Stages ordered(int keyBacklog, int parkedLimit, long parkedBytes) {
         Subscription spec = Subscription.builder(Deliveries.ADDRESS, e -> {
             handled.add(e.messageId() + "");
             if (failOnce.remove(e.messageId() + "")) {
@@ -41,7 +45,7 @@ class KeyOrderTest {
                 throw new PermanentMessageException("test: never works");
             }
         }).orderBy(KeySource.groupId()).concurrency(4).prefetch(20).keyBacklog(keyBacklog).parkedLimit(parkedLimit)
-                .retryBackoff(RetryBackoff.of(Duration.ofMillis(100), Duration.ofMillis(100), 1.0, 0)).build();
+                .parkedBytes(parkedBytes).retryBackoff(RetryBackoff.of(Duration.ofMillis(100), Duration.ofMillis(100), 1.0, 0)).build();
         Stages s = new Stages(spec, Duration.ofSeconds(1), deliveries);
         s.handlerTime(1);
         return s;
@@ -214,6 +218,64 @@ class KeyOrderTest {
                 "a:4");
         synchronized (s.schedule.lock) {
             assertThat(s.schedule.mayTake()).as("drained: nothing parked").isTrue();
+        }
+    }
+
+    @Test
+    void theIntakeStopsWhileParkedDeliveriesWeighTheByteBoundAndResumesAsTheyRun() {
+        String large = "x".repeat(10_000);
+        // a:1 holds the key's one place; a:2..a:4 park, 10,000 bytes and more each: two weigh more than 20,000
+        Stages s = ordered(1, 100, 20_000);
+        for (int i = 1; i <= 4; i++) {
+            queue.add(Deliveries.amqp(group(Deliveries.message("a:" + i, large), "a")));
+        }
+        List<Delivery> a1 = s.nextWork(slot);
+
+        assertThat(s.slotsGivenBack).extracting(d -> Stages.id(d.key())).containsExactly("a:2", "a:3", "a:4");
+        assertThat(s.slotsGivenBack).allSatisfy(d -> assertThat(KeyOrder.weight(d))
+                .as("its encoded size (the body and the rest of the message) plus the overhead")
+                .isBetween(10_000L + Subscription.PARKED_DELIVERY_OVERHEAD,
+                        10_200L + Subscription.PARKED_DELIVERY_OVERHEAD));
+        queued("b:1");
+        assertThat(mayTake(s)).as("three parked, far below the count, but over 20,000 bytes").isFalse();
+
+        s.pipeline.run(a1.get(0));
+        s.schedule.done(a1);
+        List<Delivery> a2 = poll(s);
+        assertThat(id(a2)).isEqualTo("a:2");
+        assertThat(mayTake(s)).as("a:3 and a:4 still weigh more than 20,000 bytes").isFalse();
+        s.pipeline.run(a2.get(0));
+        s.schedule.done(a2);
+        List<Delivery> a3 = poll(s);
+        assertThat(id(a3)).isEqualTo("a:3");
+        assertThat(mayTake(s)).as("a:4 alone weighs less: the intake takes again").isTrue();
+
+        s.pipeline.run(a3.get(0));
+        s.schedule.done(a3);
+        assertThat(id(s.nextWork(slot))).isEqualTo("a:4");
+        assertThat(id(s.nextWork(slot))).as("b:1, taken now, runs beside a:4").isEqualTo("b:1");
+        assertThat(handled).containsExactly("a:1", "a:2", "a:3");
+    }
+
+    @Test
+    void withBoundsOfZeroTheIntakeTakesWhileNothingIsParkedAndStopsOnceSomethingIs() {
+        Stages s = ordered(1, 0, 0);
+        assertThat(mayTake(s)).as("nothing parked: nothing to wait for").isTrue();
+        queued("a:1", "a:2");
+        List<Delivery> a1 = s.nextWork(slot);
+
+        assertThat(s.slotsGivenBack).extracting(d -> Stages.id(d.key())).containsExactly("a:2");
+        assertThat(mayTake(s)).isFalse();
+        s.pipeline.run(a1.get(0));
+        s.schedule.done(a1);
+        List<Delivery> a2 = poll(s);
+        assertThat(id(a2)).isEqualTo("a:2");
+        assertThat(mayTake(s)).isTrue();
+    }
+
+    private static boolean mayTake(Stages s) {
+        synchronized (s.schedule.lock) {
+            return s.schedule.mayTake();
         }
     }
 

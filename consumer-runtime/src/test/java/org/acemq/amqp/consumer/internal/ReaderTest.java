@@ -36,6 +36,21 @@ class ReaderTest {
     }
 
     @Test
+    void theEncodedSizeIsRecordedAndReencodingGivesItWhenTheTransfersBytesCannotBeRead() throws Exception {
+        Stages s = new Stages(orders().build());
+        Message<String> m = Deliveries.message("order-1", "x".repeat(5_000));
+
+        Arrival a = s.reader.read(s.deliveries.of(m));
+
+        // the test's deliveries carry no transfer bytes: the message is encoded again, as on another protonj2
+        int encoded = m.toAdvancedMessage().encode(null).getReadableBytes();
+        assertThat(encoded).isGreaterThan(5_000);
+        assertThat(a.encodedSize()).isEqualTo(encoded);
+        assertThat(Reader.encodedSize(m)).isEqualTo(encoded);
+        assertThat(s.reader.read(s.deliveries.undecodable()).encodedSize()).as("nothing decoded").isZero();
+    }
+
+    @Test
     void theFingerprintFollowsTheSubscriptionsSetting() throws Exception {
         Stages body = new Stages(orders().build());
         assertThat(fingerprint(body, Deliveries.message("a", "same"))).as("the body only: the id does not count")

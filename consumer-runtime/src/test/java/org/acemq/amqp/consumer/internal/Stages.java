@@ -138,7 +138,7 @@ final class Stages {
         this.source = new FakeSource(deliveries.link);
         if (spec.orderBy().isPresent()) {
             this.schedule = new KeyOrder(source::stopping, time, spec.keyBacklog(), spec.parkedLimit(),
-                    slotsGivenBack::add);
+                    spec.parkedBytes(), slotsGivenBack::add);
         } else if (spec.batchHandler().isPresent()) {
             this.schedule = new Batches(source::stopping, time, spec.batchSize(), spec.batchTime().toNanos());
         } else {

@@ -61,6 +61,9 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
     interface TransactionalHandlers {
         MessageHandler wrap(MessageHandler listener, IdempotencyStore store, String transactionManager,
                 String description);
+
+        BatchHandler wrapBatch(BatchHandler listener, IdempotencyStore store, String transactionManager,
+                String description);
     }
 
     private final AcemqProperties properties;
@@ -220,30 +223,22 @@ final class ListenerContainer implements AcemqListenerContainer, SmartInitializi
             }
             s.beans(beans);
             sources.put(name, endpoint.describe());
-            if (batch) {
-                if (s.databaseTransaction()) {
-                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") is a "
-                            + "batch listener with databaseTransaction, which is not available: the JDBC store has no "
-                            + "transactional batch handler; use a single-message listener with databaseTransaction, "
-                            + "or a batch listener without it");
-                }
-                handlers.put(name, batchInvoker);
-                continue;
-            }
-            MessageHandler handler = invoker;
+            String described = "'" + name + "' (" + endpoint.describe() + ")";
             if (s.databaseTransaction()) {
                 if (transactionalHandlers == null) {
-                    throw new IllegalStateException("AceMQ listener '" + name + "' (" + endpoint.describe() + ") has "
-                            + "databaseTransaction, which needs spring-jdbc and spring-tx on the class path "
-                            + "(spring-boot-starter-jdbc)");
+                    throw new IllegalStateException("AceMQ listener " + described + " has databaseTransaction, which "
+                            + "needs spring-jdbc and spring-tx on the class path (spring-boot-starter-jdbc)");
                 }
                 if (idempotencyStore == null) {
                     idempotencyStore = store.get();
                 }
-                handler = transactionalHandlers.wrap(handler, idempotencyStore, s.transactionManager(),
-                        "'" + name + "' (" + endpoint.describe() + ")");
+                handlers.put(name, batch
+                        ? transactionalHandlers.wrapBatch(batchInvoker, idempotencyStore, s.transactionManager(),
+                                described)
+                        : transactionalHandlers.wrap(invoker, idempotencyStore, s.transactionManager(), described));
+            } else {
+                handlers.put(name, batch ? batchInvoker : invoker);
             }
-            handlers.put(name, handler);
         }
         Map<String, ListenerRegistry.Entry> entries = registry.plan(settings, sources,
                 properties.getConsumer().getIdleEventInterval());

@@ -21,6 +21,7 @@ import org.acemq.amqp.consumer.SourceCapability;
 import org.acemq.amqp.consumer.Subscription;
 import org.acemq.amqp.spring.AcemqProperties;
 import org.springframework.boot.convert.DurationStyle;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The settings of one listener: its {@code acemq.listeners.<name>.*} properties over its annotation's attributes,
@@ -320,6 +321,8 @@ final class ListenerSettings {
             }
             set(properties.getKeyBacklog(), "keyBacklog", v -> integer("keyBacklog", v), b::keyBacklog);
             set(properties.getParkedLimit(), "parkedLimit", v -> integer("parkedLimit", v), b::parkedLimit);
+            set(properties.getParkedBytes(), "parkedBytes", v -> dataSize("parkedBytes", v),
+                    size -> b.parkedBytes(size.toBytes()));
             applyBatch(b);
             return b;
         } catch (IllegalArgumentException | NullPointerException e) {
@@ -515,6 +518,15 @@ final class ListenerSettings {
             return Integer.parseInt(value);
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(setting + " must be an integer, but was '" + value + "'");
+        }
+    }
+
+    private static DataSize dataSize(String setting, String value) {
+        try {
+            return DataSize.parse(value.trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(setting + " must be a data size such as 64MB, 512KB or a number of bytes, "
+                    + "but was '" + value + "'");
         }
     }
 

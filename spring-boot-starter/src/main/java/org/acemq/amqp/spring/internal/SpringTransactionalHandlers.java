@@ -1,6 +1,7 @@
 package org.acemq.amqp.spring.internal;
 
 import javax.sql.DataSource;
+import org.acemq.amqp.api.BatchHandler;
 import org.acemq.amqp.api.IdempotencyStore;
 import org.acemq.amqp.api.MessageHandler;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
@@ -10,7 +11,8 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.ResourceTransactionManager;
 
 /**
- * Wraps transactional listeners in {@link TransactionalListenerHandler}, checking at startup what they need: the
+ * Wraps transactional listeners in {@link TransactionalListenerHandler} (batch listeners in
+ * {@link TransactionalBatchListenerHandler}), checking at startup what they need: the
  * JDBC store, a transaction manager and the DataSource it binds. Loaded only with spring-tx and spring-jdbc.
  */
 final class SpringTransactionalHandlers implements ListenerContainer.TransactionalHandlers {
@@ -24,6 +26,25 @@ final class SpringTransactionalHandlers implements ListenerContainer.Transaction
     @Override
     public MessageHandler wrap(MessageHandler listener, IdempotencyStore store, String transactionManager,
             String description) {
+        Parts parts = parts(store, transactionManager, description);
+        return new TransactionalListenerHandler(listener, parts.store, parts.dataSource, parts.transactionManager,
+                description);
+    }
+
+    @Override
+    public BatchHandler wrapBatch(BatchHandler listener, IdempotencyStore store, String transactionManager,
+            String description) {
+        Parts parts = parts(store, transactionManager, description);
+        return new TransactionalBatchListenerHandler(listener, parts.store, parts.dataSource, parts.transactionManager,
+                description);
+    }
+
+    /** What a database-transaction listener runs on, checked. */
+    private record Parts(JdbcIdempotencyStore store, DataSource dataSource,
+                         PlatformTransactionManager transactionManager) {
+    }
+
+    private Parts parts(IdempotencyStore store, String transactionManager, String description) {
         if (!(store instanceof JdbcIdempotencyStore jdbc)) {
             throw new IllegalStateException("AceMQ listener " + description + " has databaseTransaction, which needs the "
                     + "JDBC store (acemq.store.type=jdbc, or a JdbcIdempotencyStore bean), but the store is a "
@@ -49,6 +70,6 @@ final class SpringTransactionalHandlers implements ListenerContainer.Transaction
             throw new IllegalStateException("AceMQ listener " + description + " has databaseTransaction, but the DataSource "
                     + "of transaction manager " + tm + " cannot be determined (no single DataSource bean)");
         }
-        return new TransactionalListenerHandler(listener, jdbc, dataSource, tm, description);
+        return new Parts(jdbc, dataSource, tm);
     }
 }

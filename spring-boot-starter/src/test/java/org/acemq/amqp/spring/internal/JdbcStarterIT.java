@@ -50,8 +50,8 @@ import org.springframework.transaction.annotation.Transactional;
 /**
  * The starter on real PostgreSQL: the JDBC store on the application's DataSource, the shipped Flyway and Liquibase
  * migrations (same schema as the store's own), health DOWN while the store is unreachable, and transactional
- * listeners whose database effects happen exactly once, through Spring's transaction management, across a killed
- * session and a lease takeover.
+ * listeners (single-message and batch) whose database effects happen exactly once, through Spring's transaction
+ * management, across a killed session and a lease takeover.
  */
 @Timeout(240)
 class JdbcStarterIT {
@@ -484,6 +484,90 @@ class JdbcStarterIT {
                 .hasSize(4).allMatch(id -> id.startsWith("fail") || id.startsWith("doomed"));
         assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_outbox", Integer.class))
                 .as("two entries per order, written once").isEqualTo(24);
+    }
+
+    /**
+     * A batch listener in one database transaction: bulk-inserts a row per message and sends an audit message per
+     * message. A batch holding a "fail" message fails whole on its first attempt (after its inserts and sends); a "bad"
+     * message is named in a {@link BatchItemsFailedException} (permanent) and its row is not written.
+     */
+    static class ReadingsInBatches {
+        final JdbcTemplate jdbc;
+
+        ReadingsInBatches(JdbcTemplate jdbc) {
+            this.jdbc = jdbc;
+        }
+
+        @AcemqListener(address = "${test.queue}", batch = "true", batchSize = "10", batchTime = "50ms",
+                databaseTransaction = "true", retryBackoffFirst = "0")
+        void onReadings(List<String> bodies, List<Envelope> envelopes) {
+            List<Object[]> rows = new ArrayList<>();
+            Map<Integer, Throwable> bad = new HashMap<>();
+            boolean fail = false;
+            for (int i = 0; i < bodies.size(); i++) {
+                String body = bodies.get(i);
+                if (body.startsWith("bad")) {
+                    bad.put(i, new org.acemq.amqp.api.PermanentMessageException("unreadable " + body));
+                    continue;
+                }
+                rows.add(new Object[] {body, envelopes.get(i).attempt()});
+                envelopes.get(i).send(envelopes.get(i).address() + ".audit",
+                        org.acemq.amqp.api.OutgoingMessage.of("audited " + body));
+                fail |= body.startsWith("fail") && envelopes.get(i).attempt() == 1;
+            }
+            jdbc.batchUpdate("INSERT INTO effects (id, attempt) VALUES (?, ?)", rows);
+            if (fail) {
+                throw new IllegalStateException("the batch's bulk insert timed out after its sends");
+            }
+            if (!bad.isEmpty()) {
+                throw new org.acemq.amqp.api.BatchItemsFailedException(bad);
+            }
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(ReadingsInBatches.class)
+    static class ReadingsInBatchesApp {
+    }
+
+    @Test
+    void aBatchListenersRowsConfirmsAndSendsCommitTogetherInOneDatabaseTransaction() {
+        String queue = "jdbc-batch-" + UUID.randomUUID();
+        PostgresSchema schema = schema("batch");
+        new JdbcTemplate(schema.dataSource()).execute("CREATE TABLE effects (id text NOT NULL, attempt int NOT NULL)");
+        ConfigurableApplicationContext app = start(ReadingsInBatchesApp.class, schema, "test.queue=" + queue);
+        JdbcTemplate jdbc = new JdbcTemplate(app.getBean(DataSource.class));
+        List<String> bodies = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            bodies.add((i % 13 == 0 ? "fail-" : i % 13 == 5 ? "bad-" : "reading-") + i);
+        }
+        List<String> good = bodies.stream().filter(b -> !b.startsWith("bad")).toList();
+        try (AmqpTestClient client = AmqpTestClient.connect(broker.host(), broker.port(), SharedBroker.USER,
+                SharedBroker.PASSWORD)) {
+            for (String body : bodies) {
+                client.send(queue, AmqpTestClient.message(body, body));
+            }
+            for (String body : bodies.subList(0, 5)) {
+                client.send(queue, AmqpTestClient.message(body, body)); // duplicates
+            }
+            await().atMost(Duration.ofSeconds(90)).until(() -> broker.messageCount(queue) == 0
+                    && jdbc.queryForObject("SELECT count(*) FROM acemq_outbox WHERE dispatched_at IS NOT NULL",
+                            Integer.class) == good.size());
+            List<AmqpTestClient.ReceivedMessage> audit = client.receiveAll(queue + ".audit", Duration.ofSeconds(2));
+            assertThat(byMessageId(audit).values()).as("one audit message per committed reading, none from the "
+                    + "rolled-back attempts or the bad ones")
+                    .containsExactlyInAnyOrderElementsOf(good.stream().map(b -> "audited " + b).toList());
+        }
+        assertThat(jdbc.queryForList("SELECT id FROM effects", String.class)).as("one committed row per reading")
+                .containsExactlyInAnyOrderElementsOf(good);
+        assertThat(jdbc.queryForList("SELECT id FROM effects WHERE attempt > 1", String.class))
+                .as("the batches holding a fail message were rolled back whole and ran again")
+                .contains("fail-0", "fail-13", "fail-26", "fail-39");
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM acemq_outbox", Integer.class))
+                .as("one outbox entry per committed reading, written once").isEqualTo(good.size());
+        assertThat(broker.messageCount(EmbeddedArtemis.deadLetterQueueName(queue))).as("the bad ones, rejected")
+                .isEqualTo(3);
     }
 
     /** Message-id to body; fails if one id came with two bodies. */

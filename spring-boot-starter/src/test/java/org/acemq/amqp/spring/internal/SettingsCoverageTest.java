@@ -134,6 +134,7 @@ class SettingsCoverageTest {
         p.setOrderBy("headers['accountId']");
         p.setKeyBacklog(6);
         p.setParkedLimit(50);
+        p.setParkedBytes(org.springframework.util.unit.DataSize.ofMegabytes(8));
         return p;
     }
 
@@ -234,6 +235,7 @@ class SettingsCoverageTest {
         });
         assertThat(sub.keyBacklog()).isEqualTo(6);
         assertThat(sub.parkedLimit()).isEqualTo(50);
+        assertThat(sub.parkedBytes()).isEqualTo(8L * 1024 * 1024);
     }
 
     @Test
@@ -284,6 +286,7 @@ class SettingsCoverageTest {
         assertThat(sub.orderBy()).contains(KeySource.applicationProperty("accountId"));
         assertThat(sub.keyBacklog()).isEqualTo(2);
         assertThat(sub.parkedLimit()).isEqualTo(10);
+        assertThat(sub.parkedBytes()).isEqualTo(512L * 1024);
         assertThat(sub.batchHandler()).isEmpty();
 
         ListenerAnnotationProcessor batchProcessor = new ListenerAnnotationProcessor();
@@ -491,7 +494,8 @@ class SettingsCoverageTest {
                 databaseTransaction = "true", transactionManager = "txManager", scope = "orders-scope",
                 rejectionHandler = "parking", handlerExecutor = "handlers",
                 keyProperty = "orderId", fingerprint = "body", fingerprintProperties = "tenant, region",
-                onConflict = "reject", orderByProperty = "accountId", keyBacklog = "2", parkedLimit = "10")
+                onConflict = "reject", orderByProperty = "accountId", keyBacklog = "2", parkedLimit = "10",
+                parkedBytes = "512KB")
         void onMessage(String body) {
         }
     }
@@ -580,6 +584,25 @@ class SettingsCoverageTest {
         assertThatThrownBy(() -> settingsOf(new OrderedByGroup(), badExpression).build(e -> { }))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageStartingWith("AceMQ listener 'q' (Bean.onMessage): orderBy must be a SpEL expression");
+    }
+
+    @Test
+    void aParkedBytesValueThatIsNoDataSizeOrIsNegativeFailsNamingTheSetting() {
+        assertThatThrownBy(() -> settingsOf(new BadParkedBytes(), new AcemqProperties.Listener()).build(e -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): parkedBytes must be a data size such as 64MB, 512KB "
+                        + "or a number of bytes, but was 'lots'");
+        AcemqProperties.Listener negative = new AcemqProperties.Listener();
+        negative.setParkedBytes(org.springframework.util.unit.DataSize.ofBytes(-1));
+        assertThatThrownBy(() -> settingsOf(new OrderedByGroup(), negative).build(e -> { }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("AceMQ listener 'q' (Bean.onMessage): parkedBytes must be >= 0, but was -1");
+    }
+
+    static class BadParkedBytes {
+        @AcemqListener(address = "q", orderBy = "group-id", parkedBytes = "lots")
+        void onMessage(String body) {
+        }
     }
 
     static class BadBatchFlag {

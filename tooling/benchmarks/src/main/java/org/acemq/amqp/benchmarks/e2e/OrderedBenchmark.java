@@ -41,9 +41,10 @@ import org.apache.qpid.protonj2.client.Tracker;
  *
  * <p><b>Hot key.</b> The other keys' traffic ({@code keys} &times; {@code hotOthersPerKey} messages) alone, ordered,
  * against the same traffic with as many messages again on one key (half of all traffic), interleaved. The other keys'
- * rate is their messages over the time until their last effect. Measured once per parked limit asked for: the hot
- * key's deliveries beyond its backlog are parked, and at the parked limit the intake stops, so the other keys then go
- * only as fast as the hot key frees parked places.
+ * rate is their messages over the time until their last effect. Measured once per parked limit asked for ({@code
+ * default}: the subscription's own {@code parkedLimit} and {@code parkedBytes}, set by nothing here): the hot key's
+ * deliveries beyond its backlog are parked, and at the parked bound the intake stops, so the other keys then go only
+ * as fast as the hot key frees parked places.
  *
  * <p>Both use the in-memory store; the broker's own delivery limit is far above the subscription's
  * {@code maxAttempts}, so no message is dead-lettered by the broker.
@@ -64,7 +65,8 @@ public final class OrderedBenchmark {
         int warmupPerKey = 5;
         int hotOthersPerKey = 10;
         int keyBacklog = Subscription.DEFAULT_KEY_BACKLOG;
-        List<Integer> parkedLimits = List.of(Subscription.DEFAULT_PARKED_LIMIT, 20_000);
+        /** Parked limits to measure the hot key with; null: the subscription's defaults (nothing set). */
+        List<Integer> parkedLimits = java.util.Collections.singletonList(null);
         String only = "throughput,hotkey";
         Path out = Path.of("tooling", "benchmarks", "target", "ordered-results.md");
         Path dataDir = Path.of("tooling", "benchmarks", "target", "bench-data");
@@ -90,7 +92,8 @@ public final class OrderedBenchmark {
                     case "--hot-others-per-key" -> o.hotOthersPerKey = Integer.parseInt(v);
                     case "--key-backlog" -> o.keyBacklog = Integer.parseInt(v);
                     case "--parked-limits" -> o.parkedLimits = java.util.Arrays.stream(v.split(","))
-                            .map(String::trim).map(Integer::valueOf).toList();
+                            .map(String::trim).map(x -> x.equals("default") ? null : Integer.valueOf(x))
+                            .collect(java.util.stream.Collectors.toList());
                     case "--only" -> o.only = v;
                     case "--out" -> o.out = Path.of(v);
                     case "--data-dir" -> o.dataDir = Path.of(v);
@@ -171,7 +174,7 @@ public final class OrderedBenchmark {
         for (boolean ordered : new boolean[] {true, false}) {
             String queue = "ordered.warmup." + sequence.incrementAndGet();
             fill(queue, interleaved(options.keys, options.warmupPerKey, 0));
-            Run run = measure(queue, ordered, Subscription.DEFAULT_PARKED_LIMIT, n, key -> true);
+            Run run = measure(queue, ordered, null, n, key -> true);
             log(String.format(Locale.ROOT, "warm-up %s: %,.0f msg/s", ordered ? "ordered" : "unordered", run.rate(n)));
         }
     }
@@ -188,7 +191,7 @@ public final class OrderedBenchmark {
             for (boolean first : new boolean[] {r % 2 == 1, r % 2 == 0}) {
                 String queue = "ordered.tp." + sequence.incrementAndGet();
                 fill(queue, interleaved(options.keys, options.perKey, 0));
-                Run run = measure(queue, first, Subscription.DEFAULT_PARKED_LIMIT, n, key -> true);
+                Run run = measure(queue, first, null, n, key -> true);
                 if (first) {
                     run.checkOrder(options.keys, options.perKey);
                     ordered = run.rate(n);
@@ -232,7 +235,10 @@ public final class OrderedBenchmark {
                         + "%n%n", options.keys, options.hotOthersPerKey, others, others, options.keyBacklog))
                 .append("| parked limit | round | others alone msg/s | others beside the hot key msg/s | ratio | hot key "
                         + "msg/s meanwhile |\n|---:|---:|---:|---:|---:|---:|\n");
-        for (int limit : options.parkedLimits) {
+        for (Integer limit : options.parkedLimits) {
+            String label = limit == null ? String.format(Locale.ROOT, "default (%,d / %d MiB)",
+                    Subscription.DEFAULT_PARKED_LIMIT, Subscription.DEFAULT_PARKED_BYTES >> 20)
+                    : String.format(Locale.ROOT, "%,d", limit);
             List<Double> ratios = new ArrayList<>();
             for (int r = 1; r <= options.rounds; r++) {
                 String alone = "ordered.alone." + sequence.incrementAndGet();
@@ -248,12 +254,12 @@ public final class OrderedBenchmark {
                 m.checkOrder(options.keys, options.hotOthersPerKey);
                 double ratio = m.rate(others) / a.rate(others);
                 ratios.add(ratio);
-                sb.append(String.format(Locale.ROOT, "| %,d | %d | %,.0f | %,.0f | %.2f | %,.0f |%n", limit, r,
+                sb.append(String.format(Locale.ROOT, "| %s | %d | %,.0f | %,.0f | %.2f | %,.0f |%n", label, r,
                         a.rate(others), m.rate(others), ratio, hotDone * 1e3 / m.millis()));
-                log(String.format(Locale.ROOT, "parked limit %d round %d: alone %,.0f, beside the hot key %,.0f msg/s "
-                        + "(%.2f)", limit, r, a.rate(others), m.rate(others), ratio));
+                log(String.format(Locale.ROOT, "parked limit %s round %d: alone %,.0f, beside the hot key %,.0f msg/s "
+                        + "(%.2f)", label, r, a.rate(others), m.rate(others), ratio));
             }
-            sb.append(String.format(Locale.ROOT, "| %,d | median | | | **%.2f** | |%n", limit, median(ratios)));
+            sb.append(String.format(Locale.ROOT, "| %s | median | | | **%.2f** | |%n", label, median(ratios)));
         }
         sb.append('\n');
         return sb.toString();
@@ -354,14 +360,17 @@ public final class OrderedBenchmark {
      * Consumes {@code queue} until {@code n} effects of the keys {@code counts} accepts happened, then closes the
      * consumer (what is left, the hot key's rest, is released).
      */
-    private Run measure(String queue, boolean ordered, int parkedLimit, int n,
+    private Run measure(String queue, boolean ordered, Integer parkedLimit, int n,
                         java.util.function.Predicate<String> counts) throws Exception {
         System.gc();
         Run run = new Run(counts);
         Subscription.Builder s = Subscription.builder(queue, run.handler()).concurrency(options.concurrency)
                 .retryBackoff(RetryBackoff.of(Duration.ofMillis(5), Duration.ofMillis(20), 2.0, 0.5)).maxAttempts(50);
         if (ordered) {
-            s.orderBy(KeySource.groupId()).keyBacklog(options.keyBacklog).parkedLimit(parkedLimit);
+            s.orderBy(KeySource.groupId()).keyBacklog(options.keyBacklog);
+            if (parkedLimit != null) {
+                s.parkedLimit(parkedLimit);
+            }
         }
         AmqpConsumer consumer = AmqpConsumer.builder().name("ordered-bench").broker(HOST, broker.port())
                 .store(InMemoryIdempotencyStore.ofDefaults()).subscribe(s.build()).start();
