@@ -180,6 +180,11 @@ final class Keys {
         };
     }
 
+    /** @return whether the subscription orders by a key (its parked deliveries are counted by size) */
+    boolean orders() {
+        return orderBy != null;
+    }
+
     /** @return whether fingerprints are computed */
     boolean fingerprints() {
         return fingerprint.enabled();

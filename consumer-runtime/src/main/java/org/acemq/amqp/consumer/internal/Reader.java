@@ -38,7 +38,7 @@ final class Reader {
             BodyForm body = encoded != null && keys.readsBody() ? BodyForm.scan(encoded) : null;
             Message<?> message = taken.amqp().message();
             if (size < 0) {
-                size = encodedSize(message);
+                size = keys.orders() ? encodedSize(message) : 0; // the size serves only the park of an ordered one
             }
             EnvelopeImpl envelope = EnvelopeImpl.of(null, address, message, 0);
             String key = keys.key(message, envelope, body);
@@ -57,7 +57,8 @@ final class Reader {
 
     /**
      * The size of a message whose encoded bytes could not be read before decoding (another protonj2 version or
-     * delivery type): it is encoded again, which costs a copy, but only on that path.
+     * delivery type): it is encoded again, which costs a copy, but only on that path and only for an ordered
+     * subscription (whose park is bounded by bytes).
      *
      * @return its encoded size in bytes, or 0 if it cannot be encoded
      */
