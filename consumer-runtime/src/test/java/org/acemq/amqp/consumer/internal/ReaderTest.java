@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.acemq.amqp.api.StoreUnavailableException;
 import org.acemq.amqp.consumer.Fingerprint;
+import org.acemq.amqp.consumer.KeySource;
 import org.acemq.amqp.consumer.Subscription;
 import org.apache.qpid.protonj2.client.Message;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,7 @@ class ReaderTest {
 
     @Test
     void theEncodedSizeIsRecordedAndReencodingGivesItWhenTheTransfersBytesCannotBeRead() throws Exception {
-        Stages s = new Stages(orders().build());
+        Stages s = new Stages(orders().orderBy(KeySource.messageId()).build());
         Message<String> m = Deliveries.message("order-1", "x".repeat(5_000));
 
         Arrival a = s.reader.read(s.deliveries.of(m));
@@ -48,6 +49,15 @@ class ReaderTest {
         assertThat(a.encodedSize()).isEqualTo(encoded);
         assertThat(Reader.encodedSize(m)).isEqualTo(encoded);
         assertThat(s.reader.read(s.deliveries.undecodable()).encodedSize()).as("nothing decoded").isZero();
+    }
+
+    @Test
+    void anUnorderedSubscriptionDoesNotReencodeForTheSizeOnlyTheParkUses() throws Exception {
+        Stages s = new Stages(orders().build());
+
+        Arrival a = s.reader.read(s.deliveries.of(Deliveries.message("order-1", "x".repeat(5_000))));
+
+        assertThat(a.encodedSize()).as("no transfer bytes and no park to size: not encoded again").isZero();
     }
 
     @Test
