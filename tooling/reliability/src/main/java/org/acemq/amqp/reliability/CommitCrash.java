@@ -16,7 +16,9 @@ import javax.sql.DataSource;
  * work ran on this thread (the work names it in {@link #WORK_KEY}):
  * <ul>
  *   <li>{@link #beforeCommit}: {@link CrashPoint#MID_HANDLER}, before the commit. The transaction holds the work's
- *       rows and the store's confirm, both uncommitted: a crash there must leave neither.</li>
+ *       rows and the store's confirm, both uncommitted: a crash there must leave neither. The same wrapper crashes
+ *       at {@link CrashPoint#AFTER_CONFIRM} once the commit returned: the confirm is in that commit, and the runtime
+ *       does not confirm a second time.</li>
  *   <li>{@link #afterCommit}: {@link CrashPoint#AFTER_COMMIT}, once the commit returned. The work's rows, the confirm
  *       and the outbox rows of the messages the handler sent are committed, nothing is dispatched yet and the
  *       incoming message is not settled: the messages must still go out, once as their receiver sees them.</li>
@@ -67,7 +69,11 @@ final class CommitCrash {
                 return result;
             }
             CrashPointStore.maybeCrash(crashes, harnessDb, point, key, consumerId);
-            return invoke(target, method, args);
+            Object result = invoke(target, method, args);
+            // the store's confirm was in this transaction: the runtime does not confirm again, so "after the
+            // confirm" is here, once it committed and before the delivery is settled
+            CrashPointStore.maybeCrash(crashes, harnessDb, CrashPoint.AFTER_CONFIRM, key, consumerId);
+            return result;
         };
         return (Connection) Proxy.newProxyInstance(CommitCrash.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, commits);

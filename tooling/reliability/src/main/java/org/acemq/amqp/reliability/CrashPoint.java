@@ -15,7 +15,10 @@ enum CrashPoint {
      * confirm, before the commit, so neither may survive.
      */
     MID_HANDLER,
-    /** Right after the store's confirm returned, before the delivery is settled. */
+    /**
+     * Right after the store's confirm returned, before the delivery is settled. Transactional mode: right after the
+     * handler's transaction committed (it holds the confirm; see {@link CommitCrash}).
+     */
     AFTER_CONFIRM,
     /** Right after the delivery was settled accepted (observer.settled). */
     AFTER_SETTLE,
