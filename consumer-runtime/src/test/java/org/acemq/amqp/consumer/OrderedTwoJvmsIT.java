@@ -115,6 +115,8 @@ class OrderedTwoJvmsIT extends ArtemisTestBase {
             Child b = start("b", url);
             await().atMost(Duration.ofSeconds(60)).until(() -> a.printed("READY") && b.printed("READY")
                     && broker.consumerCount(QUEUE) == 2);
+            // both links' credit must have reached the broker, or it gives every group to the one that has some
+            await().atMost(Duration.ofSeconds(30)).until(() -> broker.consumersWithCredit(QUEUE) == 2);
 
             List<MessageSpec> published = new ArrayList<>();
             for (int s = 0; s < PER_KEY; s++) {

@@ -30,6 +30,7 @@ import org.apache.activemq.artemis.core.server.Queue;
 import org.apache.activemq.artemis.core.server.ServerConsumer;
 import org.apache.activemq.artemis.core.settings.impl.AddressFullMessagePolicy;
 import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
+import org.apache.activemq.artemis.protocol.amqp.proton.ProtonServerSenderContext;
 import org.apache.activemq.artemis.spi.core.protocol.RemotingConnection;
 import org.apache.activemq.artemis.spi.core.security.ActiveMQJAASSecurityManager;
 import org.apache.activemq.artemis.spi.core.security.ActiveMQSecurityManager;
@@ -431,6 +432,30 @@ public final class EmbeddedArtemis implements AutoCloseable {
     public int consumerCount(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
         return q == null ? 0 : q.getConsumerCount();
+    }
+
+    /**
+     * Consumers that have attached are not yet consumers the broker delivers to: a receiver's first flow (its credit)
+     * arrives after the attach. Artemis gives a message group to a consumer with credit when the group's first message
+     * arrives, so a test that needs every consumer to get groups waits for this count, not {@link #consumerCount}.
+     *
+     * @param queue a queue name
+     * @return AMQP consumers on the queue whose link holds credit now (read without the connection's lock, so a
+     *     snapshot); 0 if the queue does not exist
+     */
+    public int consumersWithCredit(String queue) {
+        Queue q = server().locateQueue(SimpleString.of(queue));
+        if (q == null) {
+            return 0;
+        }
+        int n = 0;
+        for (Object c : new ArrayList<>(q.getConsumers())) {
+            if (c instanceof ServerConsumer sc && sc.getProtocolContext() instanceof ProtonServerSenderContext sender
+                    && sender.getSender().getCredit() > 0) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** @return the number of client connections the broker currently holds */
