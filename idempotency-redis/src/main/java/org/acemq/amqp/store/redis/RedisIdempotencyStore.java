@@ -55,7 +55,8 @@ import io.lettuce.core.codec.StringCodec;
  * record is one key in one slot: what must be atomic is always on one master. A batch call on a cluster is split by
  * slot: one script per slot (all sent at once and awaited together within one timeout), atomic within its slot. On a
  * standalone server a batch is one script, atomic as a whole. If some slots of a cluster batch fail,
- * {@link #acquireAll} gives back (releases) what the others claimed and throws {@link StoreUnavailableException};
+ * {@link #acquireAll} gives back what the others claimed (taken back without counting an attempt) and throws
+ * {@link StoreUnavailableException};
  * {@link #confirmAll} then leaves what did get confirmed confirmed (safe: confirming is idempotent, and the runtime
  * confirms again).
  *
@@ -243,8 +244,9 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
      * {@inheritDoc}
      *
      * <p>Here: one script on a standalone server; one script per hash slot on a cluster. If a slot's script fails on a
-     * cluster, the claims the other slots took are released before {@link StoreUnavailableException} is thrown (best
-     * effort: a claim that cannot be released lapses with its lease).
+     * cluster, the claims the other slots took are given back before {@link StoreUnavailableException} is thrown: each
+     * key is left as that call found it as far as its attempt count goes (a claim nothing ran under is no attempt), and
+     * becomes claimable at once. Best effort: a claim that cannot be given back lapses with its lease, and then counts.
      */
     @Override
     public List<Claim> acquireAll(List<String> messageIds, List<String> fingerprints) {
@@ -299,8 +301,16 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         if (taken.isEmpty()) {
             return;
         }
+        List<String> keys = new ArrayList<>(taken.size());
+        List<String> attempts = new ArrayList<>(taken.size());
+        for (Claim claim : taken) {
+            keys.add(key(claim.messageId()));
+            attempts.add(Integer.toString(claim.attempt()));
+        }
         try {
-            releaseAll(taken);
+            // taken back, not released: nothing ran under these claims, so they must not count as attempts (a master
+            // that stays down would otherwise fail every batch and drive the live keys' counts to maxAttempts)
+            runner.perSlot(RedisScript.UNCLAIM, keys, List.of(owner, retentionMillis), attempts, 1, 1);
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
             LOG.debug("could not give back {} claims of a failed batch; their leases lapse", taken.size(), e);
@@ -384,7 +394,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         }
         if (!keys.isEmpty()) {
             try {
-                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1, 1);
+                runner.perSlot(RedisScript.UNCLAIM, keys, List.of(owner, retentionMillis), attempts, 1, 1);
             } catch (ScriptRunner.PartialBatchException e) {
                 throw plain(e);
             }

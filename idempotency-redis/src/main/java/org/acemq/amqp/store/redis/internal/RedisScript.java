@@ -17,6 +17,8 @@ public final class RedisScript {
     public static final RedisScript CONFIRM = load("confirm");
     /** Releases this owner's claims in order; see release.lua. */
     public static final RedisScript RELEASE = load("release");
+    /** Takes back claims a failed batch made, without counting them as attempts; see unclaim.lua. */
+    public static final RedisScript UNCLAIM = load("unclaim");
     /** Extends one lease; see renew.lua. */
     public static final RedisScript RENEW = load("renew");
     /** Reads one record's state and attempt; see read.lua. */
