@@ -108,7 +108,11 @@ public final class HarnessConsumer {
             @Override
             public void settled(String subscription, String key, Outcome outcome, SettleReason reason) {
                 super.settled(subscription, key, outcome, reason);
-                if (outcome == Outcome.ACCEPTED && reason == SettleReason.PROCESSED) {
+                // a duplicate's accept counts too: a chosen key can be taken by an earlier fault (a consumer paused
+                // mid-handler confirms it on resuming, and the copy redelivered meanwhile is then settled as a
+                // duplicate), and the point is the same: the process dies right after the broker was told accepted
+                if (outcome == Outcome.ACCEPTED
+                        && (reason == SettleReason.PROCESSED || reason == SettleReason.DUPLICATE)) {
                     CrashPointStore.maybeCrash(crashes, effectsPool, CrashPoint.AFTER_SETTLE, key, id);
                 } else if (outcome == Outcome.REJECTED && key != null) {
                     recordRejection(effectsPool, key, reason, id);
