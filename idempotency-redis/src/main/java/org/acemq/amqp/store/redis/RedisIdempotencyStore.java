@@ -394,7 +394,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
         }
         if (!keys.isEmpty()) {
             try {
-                runner.perSlot(RedisScript.UNCLAIM, keys, List.of(owner, retentionMillis), attempts, 1, 1);
+                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1, 1);
             } catch (ScriptRunner.PartialBatchException e) {
                 throw plain(e);
             }
