@@ -681,16 +681,24 @@ public final class ScaleOutBenchmark {
         return sb.append('\n').toString();
     }
 
-    /** One line per store: messages per second one core carries, for the consumers and for the whole chain. */
+    /**
+     * One line per store: messages per second one core carries, for the consumers, the store server and the whole
+     * chain, at 1 process and at the most processes measured (each process adds its own JVM's overhead).
+     */
     private String sizing(String storeName, Map<Integer, List<Run>> runs) {
-        List<Run> all = runs.values().stream().flatMap(List::stream).toList();
-        double consumer = median(all.stream().mapToDouble(r -> r.micros(r.consumersCpu())).toArray());
-        double total = median(all.stream().mapToDouble(Run::totalMicros).toArray());
-        double server = median(all.stream().mapToDouble(r -> r.micros(r.storeCpu())).toArray());
-        return String.format(Locale.ROOT, "* %s: consumer processes %.0f µs/msg → about %,.0f msg/s per consumer "
-                + "core; store server %.0f µs/msg → about %,.0f msg/s per server core; consumers + broker + server "
-                + "%.0f µs/msg → about %,.0f msg/s per core of the whole chain (medians over every measurement).%n",
-                storeName, consumer, 1e6 / consumer, server, 1e6 / server, total, 1e6 / total);
+        int most = runs.keySet().stream().mapToInt(Integer::intValue).max().orElse(1);
+        StringBuilder sb = new StringBuilder("* ").append(storeName).append(':');
+        for (int p : most == 1 ? List.of(1) : List.of(1, most)) {
+            List<Run> list = runs.get(p);
+            double consumer = median(list.stream().mapToDouble(r -> r.micros(r.consumersCpu())).toArray());
+            double server = median(list.stream().mapToDouble(r -> r.micros(r.storeCpu())).toArray());
+            double total = median(list.stream().mapToDouble(Run::totalMicros).toArray());
+            sb.append(String.format(Locale.ROOT, "%s at %d process%s, consumers %.0f µs/msg → about %,.0f msg/s per "
+                    + "consumer core, store server %.0f µs/msg → about %,.0f msg/s per server core, consumers + broker "
+                    + "+ server %.0f µs/msg → about %,.0f msg/s per core of the whole chain", p == 1 ? "" : ";", p,
+                    p == 1 ? "" : "es", consumer, 1e6 / consumer, server, 1e6 / server, total, 1e6 / total));
+        }
+        return sb.append(".\n").toString();
     }
 
     private static String num(List<Run> list, java.util.function.ToDoubleFunction<Run> f) {
