@@ -10,6 +10,10 @@
 #   tooling/benchmarks/run.sh ordered    # ordered per key against unordered (1,000 keys x 20, concurrency 16, 0-5 ms
 #                                #   handler, 10 % transient failures) and a hot key with half the traffic
 #                                #   -> tooling/benchmarks/target/ordered-results.md (--rounds, --keys, --parked-limits)
+#   tooling/benchmarks/run.sh scaleout   # 1, 2 and 4 consumer JVMs (4 handler threads each) on one queue and one store,
+#                                #   per store (postgres, mariadb, redis, redis-cluster), durable broker, CPU per process
+#                                #   -> tooling/benchmarks/target/scaleout-results.md (--stores, --processes,
+#                                #   --messages N or store=N,..., --rounds, --warmup)
 # Short runs:
 #   tooling/benchmarks/run.sh e2e --durability durable --only throughput            # only the durable rows
 #   tooling/benchmarks/run.sh e2e --durability durable --modes spring --only throughput   # raw baselines + one peer

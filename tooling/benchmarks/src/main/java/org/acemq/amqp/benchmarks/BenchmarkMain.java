@@ -25,7 +25,8 @@ import org.acemq.amqp.benchmarks.e2e.ReadCost;
  * times the runtime's fingerprint computation alone ({@link FingerprintCost}); {@code read} times the read stage's
  * work on an encoded message before and after the body-form step, side by side ({@link ReadCost}); {@code sustained}
  * runs 1,000,000 messages through the JDBC store on PostgreSQL with the purge running ({@code SustainedPostgres});
- * {@code ordered} runs the ordered processing mode against the concurrent one, and a hot key ({@code OrderedBenchmark}).
+ * {@code ordered} runs the ordered processing mode against the concurrent one, and a hot key ({@code OrderedBenchmark});
+ * {@code scaleout} runs 1, 2 and 4 consumer processes on one queue and one shared store ({@code ScaleOutBenchmark}).
  */
 public final class BenchmarkMain {
 
@@ -46,6 +47,7 @@ public final class BenchmarkMain {
             case "read" -> ReadCost.main(rest);
             case "sustained" -> org.acemq.amqp.benchmarks.e2e.SustainedPostgres.main(rest);
             case "ordered" -> org.acemq.amqp.benchmarks.e2e.OrderedBenchmark.main(rest);
+            case "scaleout" -> org.acemq.amqp.benchmarks.e2e.ScaleOutBenchmark.main(rest);
             case "micro" -> {
                 String table = micro(rest);
                 System.out.println(table);
@@ -72,7 +74,7 @@ public final class BenchmarkMain {
             }
             default -> {
                 System.err.println(
-                        "usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|read|sustained|ordered [options]");
+                        "usage: java -jar acemq-benchmarks.jar e2e|micro|all|fingerprint|read|sustained|ordered|scaleout [options]");
                 System.exit(2);
             }
         }

@@ -190,6 +190,27 @@ public final class BenchEnv {
                 + System.getProperty("java.runtime.version");
     }
 
+    /**
+     * A fixed-size HikariCP pool with the server's own settings (no per-session SET), as every benchmark's store uses.
+     *
+     * @param url the JDBC URL
+     * @param user the user, or null
+     * @param password the password, or null
+     * @param size connections, all opened up front
+     * @param name the pool's name, after {@code bench-}
+     * @return the pool
+     */
+    public static HikariDataSource pool(String url, String user, String password, int size, String name) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setUsername(user);
+        config.setPassword(password);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(size);
+        config.setPoolName("bench-" + name);
+        return new HikariDataSource(config);
+    }
+
     // ------------------------------------------------------------------ broker
 
     /** Embedded Artemis in its own JVM ({@link BenchBrokerMain}), stopped by {@link #close()}. */
@@ -493,14 +514,7 @@ public final class BenchEnv {
          *         description shows the server's synchronous_commit)
          */
         public HikariDataSource pool(int size, String name) {
-            HikariConfig config = new HikariConfig();
-            config.setJdbcUrl(url);
-            config.setUsername(user);
-            config.setPassword(password);
-            config.setMaximumPoolSize(size);
-            config.setMinimumIdle(size);
-            config.setPoolName("bench-" + name);
-            return new HikariDataSource(config);
+            return BenchEnv.pool(url, user, password, size, name);
         }
 
         @Override

@@ -1,6 +1,5 @@
 package org.acemq.amqp.benchmarks.e2e;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,14 +137,19 @@ final class BenchMariaDb implements BenchEnv.StoreServer, AutoCloseable {
     }
 
     HikariDataSource pool(int size, String name) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(url);
-        config.setUsername(user);
-        config.setPassword(password);
-        config.setMaximumPoolSize(size);
-        config.setMinimumIdle(size);
-        config.setPoolName("bench-" + name);
-        return new HikariDataSource(config);
+        return BenchEnv.pool(url, user, password, size, name);
+    }
+
+    String url() {
+        return url;
+    }
+
+    String user() {
+        return user;
+    }
+
+    String password() {
+        return password;
     }
 
     @Override

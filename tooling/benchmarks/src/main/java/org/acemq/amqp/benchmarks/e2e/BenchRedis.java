@@ -171,16 +171,30 @@ final class BenchRedis implements BenchEnv.StoreServer, AutoCloseable {
             return standaloneClient;
         }
         if (clusterClient == null) {
-            // what docs/redis-store.md recommends for a cluster
-            clusterClient = RedisClusterClient.create(RedisURI.create("127.0.0.1", nodes.get(0).port()));
-            clusterClient.setOptions(ClusterClientOptions.builder()
-                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                            .enablePeriodicRefresh(Duration.ofSeconds(10))
-                            .enableAllAdaptiveRefreshTriggers()
-                            .build())
-                    .build());
+            clusterClient = clusterClient("127.0.0.1", nodes.get(0).port());
         }
         return clusterClient;
+    }
+
+    /**
+     * @param host a node's host
+     * @param port a node's port
+     * @return a cluster client with the topology refresh docs/redis-store.md recommends for a cluster
+     */
+    static RedisClusterClient clusterClient(String host, int port) {
+        RedisClusterClient client = RedisClusterClient.create(RedisURI.create(host, port));
+        client.setOptions(ClusterClientOptions.builder()
+                .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                        .enablePeriodicRefresh(Duration.ofSeconds(10))
+                        .enableAllAdaptiveRefreshTriggers()
+                        .build())
+                .build());
+        return client;
+    }
+
+    /** @return the port of the standalone server, or of the cluster's first master */
+    int port() {
+        return nodes.get(0).port();
     }
 
     int masters() {

@@ -1105,7 +1105,12 @@ public final class EndToEndBenchmark {
 
     /** Fails when a peer left a message on the queue: it did not settle everything it counted. */
     private void checkDrained(String queue, String mode) throws Exception {
-        try (Connection c = client.connect(HOST, broker.port());
+        checkDrained(client, broker.port(), queue, mode);
+    }
+
+    /** Fails when a message is left on {@code queue} of the broker at {@code port}. */
+    static void checkDrained(Client client, int port, String queue, String mode) throws Exception {
+        try (Connection c = client.connect(HOST, port);
              Receiver r = c.openReceiver(queue, new ReceiverOptions().creditWindow(10).autoAccept(false))) {
             Delivery d = r.receive(300, TimeUnit.MILLISECONDS);
             if (d != null) {
