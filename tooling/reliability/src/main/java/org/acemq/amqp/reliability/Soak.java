@@ -238,8 +238,9 @@ public final class Soak {
         // transactional settlement still goes through protonj2's client API, which logs one per late disposition
         boolean shutdownCounts = !options.mode().equals("transactional");
         boolean deadHeld = acceptedWhileDown == 0 && (!shutdownCounts || engineShutdown == 0);
-        bounds.add(new Bound(shutdownCounts ? "accepted > 50 ms into an outage, not reported dropped; ENGINE_SHUTDOWN lines"
-                        : "accepted > 50 ms into an outage, not reported dropped (ENGINE_SHUTDOWN lines, reported only)", "-",
+        String late = "accepted > 50 ms into an outage, not reported dropped";
+        bounds.add(new Bound(shutdownCounts ? late + "; ENGINE_SHUTDOWN lines"
+                        : late + " (ENGINE_SHUTDOWN lines, reported only)", "-",
                 acceptedWhileDown + "; " + engineShutdown, shutdownCounts ? "0; 0" : "0", deadHeld));
         if (acceptedWhileDown > 0) {
             violations.add(acceptedWhileDown + " deliveries were reported accepted while the connection was down");
