@@ -224,10 +224,11 @@ public final class InMemoryIdempotencyStore implements LeasedIdempotencyStore {
         }
         state.beforeInsert(messageId, now);
         state.entries.compute(messageId, (id, current) -> {
-            if (current != null && current.isConfirmed() && !state.forgotten(current, now)) {
-                return current;
+            if (current == null || state.forgotten(current, now)) {
+                // a record past its retention is gone: confirming starts a new one (no attempts, no fingerprint)
+                return confirmed(null, now);
             }
-            return confirmed(current, now);
+            return current.isConfirmed() ? current : confirmed(current, now);
         });
     }
 
