@@ -152,6 +152,23 @@ public final class BenchEnv {
                 : best;
     }
 
+    /**
+     * Prints a benchmark's Markdown report and writes it to {@code out} (creating its directory).
+     *
+     * @param out the report file
+     * @param text the report
+     * @throws IOException if the file cannot be written
+     */
+    public static void printAndWrite(Path out, String text) throws IOException {
+        System.out.println();
+        System.out.println(text);
+        if (out.getParent() != null) {
+            Files.createDirectories(out.getParent());
+        }
+        Files.writeString(out, text);
+        System.out.println("(written to " + out.toAbsolutePath() + ")");
+    }
+
     /** @return the 1-, 5- and 15-minute load averages as printed by /proc/loadavg */
     public static String loadAverage() {
         try {

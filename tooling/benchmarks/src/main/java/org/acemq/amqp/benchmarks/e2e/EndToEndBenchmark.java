@@ -311,14 +311,8 @@ public final class EndToEndBenchmark {
         Options o = Options.parse(args);
         EndToEndBenchmark b = new EndToEndBenchmark(o);
         String text = b.run();
-        System.out.println();
-        System.out.println(text);
         Path out = o.out != null ? o.out : Path.of("tooling", "benchmarks", "target", "e2e-results.md");
-        if (out.getParent() != null) {
-            Files.createDirectories(out.getParent());
-        }
-        Files.writeString(out, text);
-        System.out.println("(written to " + out.toAbsolutePath() + ")");
+        BenchEnv.printAndWrite(out, text);
         System.exit(0);
     }
 

@@ -305,13 +305,7 @@ public final class ScaleOutBenchmark {
         EndToEndBenchmark.quietLogging();
         Options o = Options.parse(args);
         String text = new ScaleOutBenchmark(o).run();
-        System.out.println();
-        System.out.println(text);
-        if (o.out.getParent() != null) {
-            Files.createDirectories(o.out.getParent());
-        }
-        Files.writeString(o.out, text);
-        System.out.println("(written to " + o.out.toAbsolutePath() + ")");
+        BenchEnv.printAndWrite(o.out, text);
         System.exit(0);
     }
 
