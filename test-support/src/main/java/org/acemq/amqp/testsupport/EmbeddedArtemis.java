@@ -444,13 +444,9 @@ public final class EmbeddedArtemis implements AutoCloseable {
      *     snapshot); 0 if the queue does not exist
      */
     public int consumersWithCredit(String queue) {
-        Queue q = server().locateQueue(SimpleString.of(queue));
-        if (q == null) {
-            return 0;
-        }
         int n = 0;
-        for (Object c : new ArrayList<>(q.getConsumers())) {
-            if (c instanceof ServerConsumer sc && sc.getProtocolContext() instanceof ProtonServerSenderContext sender
+        for (ServerConsumer c : serverConsumers(queue)) {
+            if (c.getProtocolContext() instanceof ProtonServerSenderContext sender
                     && sender.getSender().getCredit() > 0) {
                 n++;
             }
@@ -508,18 +504,23 @@ public final class EmbeddedArtemis implements AutoCloseable {
      * @return the number of consumers detached
      */
     public int detachConsumers(String queue) {
+        List<ServerConsumer> consumers = serverConsumers(queue);
+        consumers.forEach(ServerConsumer::disconnect);
+        return consumers.size();
+    }
+
+    /** @return a snapshot of the queue's consumers that are client consumers; none if the queue does not exist */
+    private List<ServerConsumer> serverConsumers(String queue) {
         Queue q = server().locateQueue(SimpleString.of(queue));
-        if (q == null) {
-            return 0;
-        }
-        int n = 0;
-        for (Object c : new ArrayList<>(q.getConsumers())) {
-            if (c instanceof ServerConsumer sc) {
-                sc.disconnect();
-                n++;
+        List<ServerConsumer> out = new ArrayList<>();
+        if (q != null) {
+            for (Object c : new ArrayList<>(q.getConsumers())) {
+                if (c instanceof ServerConsumer sc) {
+                    out.add(sc);
+                }
             }
         }
-        return n;
+        return out;
     }
 
     @Override
