@@ -18,9 +18,12 @@ import org.acemq.amqp.api.OutboxCapture;
 import org.acemq.amqp.api.OutboxEntry;
 import org.acemq.amqp.api.OutgoingMessage;
 import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * What the database-transaction listeners ({@link TransactionalListenerHandler} for one message,
@@ -31,6 +34,17 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 final class SpringTransactionParts {
 
     private SpringTransactionParts() {
+    }
+
+    /**
+     * @param transactionManager the listener's transaction manager
+     * @return a template that runs each listener call in a transaction of its own, never joining one the calling
+     *     thread may hold
+     */
+    static TransactionTemplate ownTransactions(PlatformTransactionManager transactionManager) {
+        TransactionTemplate template = new TransactionTemplate(transactionManager);
+        template.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        return template;
     }
 
     /**

@@ -14,7 +14,6 @@ import org.acemq.amqp.spring.internal.SpringTransactionParts.TransactionEnd;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcTransactionalBatchHandler;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -61,8 +60,7 @@ final class TransactionalBatchListenerHandler implements BatchHandler {
         this.listener = listener;
         this.store = store;
         this.dataSource = dataSource;
-        this.transactions = new TransactionTemplate(transactionManager);
-        this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        this.transactions = SpringTransactionParts.ownTransactions(transactionManager);
         this.description = description;
     }
 

@@ -11,7 +11,6 @@ import org.acemq.amqp.spring.internal.SpringTransactionParts.TransactionEnd;
 import org.acemq.amqp.store.jdbc.JdbcIdempotencyStore;
 import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler;
 import org.springframework.transaction.PlatformTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -59,8 +58,7 @@ final class TransactionalListenerHandler implements MessageHandler {
         this.listener = listener;
         this.store = store;
         this.dataSource = dataSource;
-        this.transactions = new TransactionTemplate(transactionManager);
-        this.transactions.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+        this.transactions = SpringTransactionParts.ownTransactions(transactionManager);
         this.description = description;
     }
 
