@@ -298,19 +298,10 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
                 taken.add(new Claim(messageIds.get(i), ClaimResult.CLAIMED, (int) number(replies[3 * i + 1])));
             }
         }
-        if (taken.isEmpty()) {
-            return;
-        }
-        List<String> keys = new ArrayList<>(taken.size());
-        List<String> attempts = new ArrayList<>(taken.size());
-        for (Claim claim : taken) {
-            keys.add(key(claim.messageId()));
-            attempts.add(Integer.toString(claim.attempt()));
-        }
         try {
             // taken back, not released: nothing ran under these claims, so they must not count as attempts (a master
             // that stays down would otherwise fail every batch and drive the live keys' counts to maxAttempts)
-            runner.perSlot(RedisScript.UNCLAIM, keys, List.of(owner, retentionMillis), attempts, 1, 1);
+            onClaims(RedisScript.UNCLAIM, taken);
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
             LOG.debug("could not give back {} claims of a failed batch; their leases lapse", taken.size(), e);
@@ -380,12 +371,24 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
 
     @Override
     public void releaseAll(List<Claim> claims) {
-        List<String> keys = new ArrayList<>(claims.size());
-        List<String> attempts = new ArrayList<>(claims.size());
         for (Claim claim : claims) {
             Objects.requireNonNull(claim, "claim must not be null");
             MessageIds.requireValid(claim.messageId());
         }
+        try {
+            onClaims(RedisScript.RELEASE, claims);
+        } catch (ScriptRunner.PartialBatchException e) {
+            throw plain(e);
+        }
+    }
+
+    /**
+     * Runs a script fenced per claim (owner, then retention; per key the claim's attempt: release.lua, unclaim.lua) on
+     * the claimed ones among {@code claims}, one script per slot.
+     */
+    private void onClaims(RedisScript script, List<Claim> claims) {
+        List<String> keys = new ArrayList<>(claims.size());
+        List<String> attempts = new ArrayList<>(claims.size());
         for (Claim claim : claims) {
             if (claim.claimed()) {
                 keys.add(key(claim.messageId()));
@@ -393,11 +396,7 @@ public final class RedisIdempotencyStore implements LeasedIdempotencyStore, Auto
             }
         }
         if (!keys.isEmpty()) {
-            try {
-                runner.perSlot(RedisScript.RELEASE, keys, List.of(owner, retentionMillis), attempts, 1, 1);
-            } catch (ScriptRunner.PartialBatchException e) {
-                throw plain(e);
-            }
+            runner.perSlot(script, keys, List.of(owner, retentionMillis), attempts, 1, 1);
         }
     }
 
