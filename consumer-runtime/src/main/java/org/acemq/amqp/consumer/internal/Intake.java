@@ -19,8 +19,13 @@ import org.apache.qpid.protonj2.client.exceptions.ClientException;
  */
 final class Intake {
 
-    /** Admitted deliveries should start within about this long. */
-    static final Duration HORIZON = Duration.ofMillis(100);
+    /**
+     * Admitted deliveries should start within about this long. It bounds what a crash leaves claimed but not started
+     * (those wait for their lease to end before another consumer may take them), not the lease itself: a waiting
+     * claim is renewed with the running ones. Half a second lets a handler of up to a few milliseconds fill whole
+     * batches ({@link #MAX_BATCH}), so that a slower handler does not pay more claim commits per message.
+     */
+    static final Duration HORIZON = Duration.ofMillis(500);
     /** The most deliveries taken (and claimed in one store call) at once. */
     static final int MAX_BATCH = 256;
 
