@@ -213,9 +213,10 @@ public interface ConsumerObserver {
     /**
      * A message a handler sent was sent to the broker and the broker settled it, or the send failed. Called once per
      * message and attempt, on the thread that sent it (a handler thread for {@link SendPath#DIRECT} and
-     * {@link SendPath#OUTBOX}, a scheduler thread for {@link SendPath#SWEEP}). A message whose send failed stays to be
-     * sent again: by the handler's next run ({@code DIRECT}), or from the store's outbox ({@code OUTBOX},
-     * {@code SWEEP}), so one message may be reported more than once.
+     * {@link SendPath#OUTBOX}, a scheduler thread for {@link SendPath#SWEEP}, the settling thread for
+     * {@link SendPath#TRANSACTION}). A message whose send failed stays to be sent again: by the handler's next run
+     * ({@code DIRECT}, {@code TRANSACTION}), or from the store's outbox ({@code OUTBOX}, {@code SWEEP}), so one
+     * message may be reported more than once.
      *
      * @param path how it was sent
      * @param result whether the broker accepted it, refused it, or the send failed for a reason that may pass

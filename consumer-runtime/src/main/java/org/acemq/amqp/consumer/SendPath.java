@@ -16,5 +16,11 @@ public enum SendPath {
      */
     OUTBOX,
     /** Dispatched from the store's outbox by the outbox sweep (at connect and on a schedule). */
-    SWEEP
+    SWEEP,
+    /**
+     * Sent in the AMQP transaction that also accepts the incoming message ({@link AcknowledgementMode#TRANSACTIONAL}).
+     * {@link SendResult#ACCEPTED} means accepted into that transaction; a transaction that then rolls back sends
+     * nothing, the incoming message runs again and its sends are reported again.
+     */
+    TRANSACTION
 }

@@ -44,6 +44,9 @@ class TransactionalSendIT extends ArtemisTestBase {
             await().until(() -> broker.messageCount(in) == 0);
             assertThat(store.isConfirmed(in + "|s:order-0")).as("confirmed after the commit").isTrue();
             assertThat(store.isConfirmed(in + "|s:order-" + (orders - 1))).isTrue();
+            assertThat(observer.sends()).as("every send reported, on the transaction's path")
+                    .allMatch(s -> s.path() == SendPath.TRANSACTION)
+                    .filteredOn(s -> s.result() == SendResult.ACCEPTED).hasSizeGreaterThanOrEqualTo(2 * orders);
         }
         List<ReceivedMessage> events = client.receiveAll(out, Duration.ofMillis(500));
         assertThat(events).hasSize(orders);

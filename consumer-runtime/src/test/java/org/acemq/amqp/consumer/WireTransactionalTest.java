@@ -362,6 +362,9 @@ class WireTransactionalTest {
                 peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
                 await().until(() -> store.isConfirmed("orders|s:ord-1"));
                 await().until(() -> observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED) == 1);
+                assertThat(observer.sends()).as("the send, reported as accepted into the transaction")
+                        .extracting(RecordingObserver.Sent::path, RecordingObserver.Sent::result)
+                        .containsExactly(tuple(SendPath.TRANSACTION, SendResult.ACCEPTED));
                 expectTransactionalClose(peer, 1, BUDGET - 1, TXN2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);
@@ -398,6 +401,9 @@ class WireTransactionalTest {
                 assertThat(store.isConfirmed("orders|s:ord-1")).as("rolled back: not confirmed").isFalse();
                 assertThat(store.acquire("orders|s:ord-1").claimed()).as("its claim was released").isTrue();
                 assertThat(observer.settlements()).isEmpty();
+                assertThat(observer.sends()).as("the send, reported as refused")
+                        .extracting(RecordingObserver.Sent::path, RecordingObserver.Sent::result)
+                        .containsExactly(tuple(SendPath.TRANSACTION, SendResult.REFUSED));
                 expectTransactionalClose(peer, 1, BUDGET - 1, TXN2);
             }
             peer.waitForScriptToComplete(5, TimeUnit.SECONDS);

@@ -5,9 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.acemq.amqp.consumer.Outcome;
+import org.acemq.amqp.consumer.SendPath;
+import org.acemq.amqp.consumer.SendResult;
 import org.acemq.amqp.consumer.SettleReason;
 import org.acemq.amqp.consumer.Ticker;
+import org.apache.qpid.protonj2.client.DeliveryState;
 import org.apache.qpid.protonj2.client.Session;
+import org.apache.qpid.protonj2.client.Transactional;
 import org.apache.qpid.protonj2.client.exceptions.ClientException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -228,7 +232,10 @@ final class TransactionalSettlement implements Settlement {
      */
     private boolean sendInTransaction(Delivery d) {
         List<Outbound> sends = d.envelope().sends();
+        long started = ticker.read();
         long deadline = System.nanoTime() + requestTimeout.toNanos();
+        int answered = 0;
+        SendResult result = SendResult.FAILED;
         try {
             List<org.apache.qpid.protonj2.client.Tracker> trackers = new ArrayList<>(sends.size());
             for (Outbound out : sends) {
@@ -237,18 +244,33 @@ final class TransactionalSettlement implements Settlement {
             for (int i = 0; i < trackers.size(); i++) {
                 org.apache.qpid.protonj2.client.Tracker t = trackers.get(i);
                 t.awaitSettlement(Math.max(1, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
-                if (t.remoteState() == null || !t.remoteState().isAccepted()) {
+                DeliveryState state = t.remoteState();
+                if (state instanceof Transactional ts) {
+                    state = ts.getOutcome();
+                }
+                if (state == null || !state.isAccepted()) {
+                    result = state != null && state.isRejected() ? SendResult.REFUSED : SendResult.FAILED;
                     throw new ClientException("message " + sends.get(i).messageId() + " to '" + sends.get(i).address()
                             + "' was not accepted in the transaction: " + t.remoteState());
                 }
+                reportSent(SendResult.ACCEPTED, started);
+                answered++;
             }
             return true;
         } catch (ClientException | RuntimeException e) {
             LOG.warn("Subscription '{}': what the handler of {} sent could not be sent in the transaction ({}); the "
                     + "transaction is rolled back and the message runs again", name, d.logId(), Errors.describe(e));
+            // the one that failed, and those never answered: none of them is sent (the transaction rolls back)
+            for (int i = answered; i < sends.size(); i++) {
+                reportSent(i == answered ? result : SendResult.FAILED, started);
+            }
             markRollbackOnly();
             return false;
         }
+    }
+
+    private void reportSent(SendResult result, long started) {
+        report.observer().sent(SendPath.TRANSACTION, result, ticker.read() - started);
     }
 
     private org.apache.qpid.protonj2.client.Sender sender(String address) throws ClientException {

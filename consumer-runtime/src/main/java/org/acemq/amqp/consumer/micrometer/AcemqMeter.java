@@ -66,10 +66,10 @@ public enum AcemqMeter {
     /** Failed store calls. */
     STORE_ERRORS("acemq.store.errors", Type.COUNTER, null,
             "Idempotency store calls that threw, by operation", TagKey.OPERATION),
-    /** Messages handlers sent, each time one was sent (directly, from the outbox, or by the sweep). */
+    /** Messages handlers sent, each time one was sent (directly, from the outbox, by the sweep, or in a transaction). */
     SEND_DURATION("acemq.consumer.send.duration", Type.TIMER, "seconds",
-            "Time from sending a message a handler sent until the broker's answer, by path (direct, outbox, sweep) and "
-                    + "result (accepted, refused, failed)",
+            "Time from sending a message a handler sent until the broker's answer, by path (direct, outbox, sweep, "
+                    + "transaction) and result (accepted, refused, failed)",
             TagKey.PATH, TagKey.RESULT),
     /** Connection losses. */
     CONNECTION_INTERRUPTIONS("acemq.consumer.connection.interruptions", Type.COUNTER, null,
