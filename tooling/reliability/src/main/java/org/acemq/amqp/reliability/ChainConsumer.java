@@ -30,12 +30,15 @@ import org.acemq.amqp.store.jdbc.JdbcTransactionalHandler.TransactionalWork;
  * One consumer process of the chain test ({@link ChainHarness}): service A ({@code --service orders}, the sample's
  * {@link OrderService}) or service B ({@code --service shipping}, the sample's {@link ShippingService}), with the
  * sample's own work, keying and tables, as a deployment would run it: reconnecting, a 3 s lease so that a killed
- * process's claims are taken over quickly, {@link JdbcTransactionalHandler} on the service's own store.
+ * process's claims are taken over quickly, {@link JdbcTransactionalHandler} on the service's own store, and an outbox
+ * sweep every second for messages older than 5 s (the defaults, 10 s and 1 min, would make the test wait a minute
+ * for each event a kill left between its command's commit and the outbox relay's dispatch).
  *
  * <pre>
  * java -cp ... org.acemq.amqp.reliability.ChainConsumer --service orders|shipping --id a1.0 --broker-port 5672
  *      --jdbc-url jdbc:postgresql://... [--user postgres] [--broker-host 127.0.0.1] [--lease-ms 3000]
- *      [--concurrency 4] [--prefetch 20] [--crash after-commit:order-chain-0000012,...]
+ *      [--concurrency 4] [--prefetch 20] [--sweep-interval-ms 1000] [--sweep-min-age-ms 5000]
+ *      [--crash after-commit:order-chain-0000012,...]
  * </pre>
  *
  * The only addition to the sample's code is the crash point {@link CrashPoint#AFTER_COMMIT}: the handler's data source
@@ -64,6 +67,8 @@ public final class ChainConsumer {
         long leaseMs = Long.parseLong(opts.getOrDefault("lease-ms", "3000"));
         int concurrency = Integer.parseInt(opts.getOrDefault("concurrency", "4"));
         int prefetch = Integer.parseInt(opts.getOrDefault("prefetch", "20"));
+        long sweepIntervalMs = Long.parseLong(opts.getOrDefault("sweep-interval-ms", "1000"));
+        long sweepMinAgeMs = Long.parseLong(opts.getOrDefault("sweep-min-age-ms", "5000"));
         Map<CrashPoint, Set<String>> crashes = HarnessConsumer.parseCrashes(opts.getOrDefault("crash", ""));
 
         HikariDataSource storePool = HarnessConsumer.pool(jdbcUrl, user, "store-" + id, concurrency + 2);
@@ -115,6 +120,8 @@ public final class ChainConsumer {
                 .subscribe(subscription.name(service).concurrency(concurrency).prefetch(prefetch)
                         .inProgressDelay(Duration.ofMillis(200)).build())
                 .storeRetryDelay(Duration.ofMillis(100), Duration.ofSeconds(1))
+                .outboxSweepInterval(Duration.ofMillis(sweepIntervalMs))
+                .outboxSweepMinAge(Duration.ofMillis(sweepMinAgeMs))
                 .shutdownTimeout(Duration.ofSeconds(10))
                 .start();
         CountDownLatch done = new CountDownLatch(1);

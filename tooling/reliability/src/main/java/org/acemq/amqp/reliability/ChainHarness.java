@@ -251,9 +251,7 @@ public final class ChainHarness {
             });
             note(complete ? "chain complete" : "TIMED OUT waiting for every order to be shipped");
             stopping = true;
-            for (ConsumerProcess p : processes().toList()) {
-                p.stop();
-            }
+            ConsumerProcess.stopAll(processes().toList());
             Thread.sleep(500); // whatever the consumers left unsettled is back in its queue now
             long queuedAfterStop = broker.messageCount(COMMANDS) + broker.messageCount(EVENTS);
             long deadLettered = broker.messageCount(EmbeddedArtemis.deadLetterQueueName(COMMANDS))

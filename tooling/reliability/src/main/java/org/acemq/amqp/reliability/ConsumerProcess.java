@@ -135,12 +135,29 @@ final class ConsumerProcess {
 
     /** Graceful stop (SIGTERM: the consumer's shutdown hook closes it), SIGKILL after 20 s. */
     void stop() throws InterruptedException {
-        Process p = process;
-        p.destroy();
-        if (!p.waitFor(20, TimeUnit.SECONDS)) {
-            note.accept("consumer " + currentId + " did not stop within 20 s; killing it");
-            p.destroyForcibly();
-            p.waitFor();
+        stopAll(List.of(this));
+    }
+
+    /**
+     * Graceful stop of several consumers at once: SIGTERM to every one first, so that they close side by side, then
+     * waits for each; one still running 20 s after its signal gets SIGKILL.
+     */
+    static void stopAll(List<ConsumerProcess> consumers) throws InterruptedException {
+        List<Process> signalled = new ArrayList<>(consumers.size());
+        for (ConsumerProcess c : consumers) {
+            Process p = c.process;
+            p.destroy();
+            signalled.add(p);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        for (int i = 0; i < consumers.size(); i++) {
+            Process p = signalled.get(i);
+            if (!p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                consumers.get(i).note.accept("consumer " + consumers.get(i).currentId
+                        + " did not stop within 20 s; killing it");
+                p.destroyForcibly();
+                p.waitFor();
+            }
         }
     }
 

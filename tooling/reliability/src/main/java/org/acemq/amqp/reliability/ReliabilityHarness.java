@@ -286,9 +286,7 @@ public final class ReliabilityHarness {
             long queuedBeforeStop = broker.queued();
             long deliveringBeforeStop = broker.delivering();
             stopping = true;
-            for (ConsumerProcess s : slots) {
-                s.stop();
-            }
+            ConsumerProcess.stopAll(slots);
             // whatever the consumers left unsettled is back in the queue now
             Thread.sleep(500);
             long queuedAfterStop = broker.queued();
