@@ -33,11 +33,26 @@ class MeteredObserver implements ConsumerObserver {
      */
     private static final long GRACE_NANOS = 50_000_000L;
 
+    /**
+     * How long after the connection is back an outage's late accepts are weighed against the dispositions reported
+     * dropped: the runtime learns that the I/O thread dropped a disposition when protonj2 fails it, which on a loaded
+     * machine can come after the reconnect.
+     */
+    private static final long SETTLE_CHECK_DELAY_MS = 2_000;
+
     private volatile long downSince; // System.nanoTime() of the interruption event, 0 while connected
-    /** Keys reported accepted later than the grace into the current outage; checked when the connection is back. */
-    private final List<String> lateAccepts = new ArrayList<>();
-    /** Dispositions the runtime reported dropped since the connection was last restored (only a failing one drops). */
-    private int droppedSinceRestore;
+    /** Keys reported accepted later than the grace into the current outage; checked after the connection is back. */
+    private List<String> lateAccepts = new ArrayList<>(); // guarded by this
+    /** Dispositions the runtime reported dropped, over the consumer's life (only a failing one drops). */
+    private long dropped; // guarded by this
+    /** {@link #dropped} when the current (or last) outage began. */
+    private long droppedAtOutageStart; // guarded by this
+    private final java.util.concurrent.ScheduledExecutorService checks =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "soak-accept-check");
+                t.setDaemon(true);
+                return t;
+            });
 
     @Override
     public void claim(String subscription, ClaimResult result) {
@@ -62,7 +77,7 @@ class MeteredObserver implements ConsumerObserver {
             // Fine if the runtime also reports it dropped (it was handed over while its link still looked live, and
             // the I/O thread dropped it: on a loaded machine the runtime can learn of the loss later than this
             // observer); a violation if not, which is what an accept on a dead delivery looks like
-            synchronized (lateAccepts) {
+            synchronized (this) {
                 lateAccepts.add(messageKey);
             }
         }
@@ -81,8 +96,8 @@ class MeteredObserver implements ConsumerObserver {
 
     @Override
     public void dispositionDropped(String subscription) {
-        synchronized (lateAccepts) {
-            droppedSinceRestore++;
+        synchronized (this) {
+            dropped++;
         }
         meters.dispositionDropped(subscription);
     }
@@ -124,20 +139,36 @@ class MeteredObserver implements ConsumerObserver {
 
     @Override
     public void connectionInterrupted(boolean interrupted) {
-        downSince = interrupted ? Math.max(1, System.nanoTime()) : 0;
-        if (!interrupted) {
-            synchronized (lateAccepts) {
-                // accepts reported late into the outage beyond the dispositions reported dropped in it went nowhere
-                // unnoticed
-                int unexplained = lateAccepts.size() - droppedSinceRestore;
-                for (int i = 0; i < unexplained; i++) {
-                    System.err.println(ACCEPTED_WHILE_DOWN + ": " + lateAccepts.get(i) + " (" + lateAccepts.size()
-                            + " accepted late in the outage, " + droppedSinceRestore + " reported dropped)");
+        synchronized (this) {
+            if (interrupted) {
+                droppedAtOutageStart = dropped;
+            } else {
+                // weighed a little later, when the drops of this outage have been reported
+                List<String> late = lateAccepts;
+                long since = droppedAtOutageStart;
+                lateAccepts = new ArrayList<>();
+                if (!late.isEmpty()) {
+                    checks.schedule(() -> check(late, since), SETTLE_CHECK_DELAY_MS,
+                            java.util.concurrent.TimeUnit.MILLISECONDS);
                 }
-                lateAccepts.clear();
-                droppedSinceRestore = 0;
             }
+            downSince = interrupted ? Math.max(1, System.nanoTime()) : 0;
         }
         meters.connectionInterrupted(interrupted);
+    }
+
+    /**
+     * Accepts reported late into an outage beyond the dispositions reported dropped from its start until now went
+     * nowhere unnoticed: each is printed as a violation.
+     */
+    private void check(List<String> late, long droppedAtStart) {
+        long droppedInOutage;
+        synchronized (this) {
+            droppedInOutage = dropped - droppedAtStart;
+        }
+        for (int i = 0; i < late.size() - droppedInOutage; i++) {
+            System.err.println(ACCEPTED_WHILE_DOWN + ": " + late.get(i) + " (" + late.size()
+                    + " accepted late in the outage, " + droppedInOutage + " reported dropped)");
+        }
     }
 }

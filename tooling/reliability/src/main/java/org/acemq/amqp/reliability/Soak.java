@@ -238,7 +238,7 @@ public final class Soak {
         // transactional settlement still goes through protonj2's client API, which logs one per late disposition
         boolean shutdownCounts = !options.mode().equals("transactional");
         boolean deadHeld = acceptedWhileDown == 0 && (!shutdownCounts || engineShutdown == 0);
-        String late = "accepted > 50 ms into an outage, not reported dropped";
+        String late = "accepted > 50 ms into an outage, not reported dropped (by 2 s after it)";
         bounds.add(new Bound(shutdownCounts ? late + "; ENGINE_SHUTDOWN lines"
                         : late + " (ENGINE_SHUTDOWN lines, reported only)", "-",
                 acceptedWhileDown + "; " + engineShutdown, shutdownCounts ? "0; 0" : "0", deadHeld));
