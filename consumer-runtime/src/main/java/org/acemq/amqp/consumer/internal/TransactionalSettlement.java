@@ -235,7 +235,6 @@ final class TransactionalSettlement implements Settlement {
         long started = ticker.read();
         long deadline = System.nanoTime() + requestTimeout.toNanos();
         int answered = 0;
-        SendResult result = SendResult.FAILED;
         try {
             List<org.apache.qpid.protonj2.client.Tracker> trackers = new ArrayList<>(sends.size());
             for (Outbound out : sends) {
@@ -249,9 +248,9 @@ final class TransactionalSettlement implements Settlement {
                     state = ts.getOutcome();
                 }
                 if (state == null || !state.isAccepted()) {
-                    result = state != null && state.isRejected() ? SendResult.REFUSED : SendResult.FAILED;
-                    throw new ClientException("message " + sends.get(i).messageId() + " to '" + sends.get(i).address()
-                            + "' was not accepted in the transaction: " + t.remoteState());
+                    throw new SendFailedException("message " + sends.get(i).messageId() + " to '"
+                            + sends.get(i).address() + "' was not accepted in the transaction: " + t.remoteState(),
+                            state != null && state.isRejected(), null);
                 }
                 reportSent(SendResult.ACCEPTED, started);
                 answered++;
@@ -261,8 +260,9 @@ final class TransactionalSettlement implements Settlement {
             LOG.warn("Subscription '{}': what the handler of {} sent could not be sent in the transaction ({}); the "
                     + "transaction is rolled back and the message runs again", name, d.logId(), Errors.describe(e));
             // the one that failed, and those never answered: none of them is sent (the transaction rolls back)
+            SendResult failed = e instanceof SendFailedException f ? f.result() : SendResult.FAILED;
             for (int i = answered; i < sends.size(); i++) {
-                reportSent(i == answered ? result : SendResult.FAILED, started);
+                reportSent(i == answered ? failed : SendResult.FAILED, started);
             }
             markRollbackOnly();
             return false;
