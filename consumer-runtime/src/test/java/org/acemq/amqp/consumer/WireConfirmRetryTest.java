@@ -50,12 +50,14 @@ class WireConfirmRetryTest {
                 await().until(() -> "accepted".equals(wire.outcome(0, 0)));
                 assertThat(store.failures()).isEqualTo(6);
                 assertThat(store.isConfirmed("orders|s:order-1")).isTrue();
-                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
+                await().untilAsserted(() ->
+                        assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1));
 
                 await().until(() -> !consumer.health().paused() && consumer.health().subscriptions().get(0).credit() > 0);
                 WireLog.transfer(peer, 0, LINK, 1, encoded("order-1", "first"));
                 await().until(() -> "accepted".equals(wire.outcome(0, 1)));
-                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1);
+                await().untilAsserted(() ->
+                        assertThat(observer.count(Outcome.ACCEPTED, SettleReason.DUPLICATE)).isEqualTo(1));
                 assertThat(handled).hasValue(1);
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
@@ -86,7 +88,9 @@ class WireConfirmRetryTest {
                 assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
                 assertThat(store.failures()).isGreaterThan(3);
                 assertThat(store.isConfirmed("orders|s:order-2")).isFalse();
-                assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1);
+                // reported once the disposition was handed over, which the peer can see first
+                await().untilAsserted(() ->
+                        assertThat(observer.count(Outcome.ACCEPTED, SettleReason.PROCESSED)).isEqualTo(1));
             }
             peer.waitForScriptToComplete(10, TimeUnit.SECONDS);
         }
